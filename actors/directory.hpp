@@ -3,33 +3,76 @@
 /// without messaging. This is the one place that decides who owns a swarm;
 /// the cluster will later route to a remote owner from `route()`.
 
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
 #include <caf/all.hpp>
 
+#include "actors/swarm_config.hpp"
 #include "protocol/types.hpp"
 
 namespace sk {
 
-struct swarm_config;  // actors/swarm.hpp
-
-/// Interface contract (implementation: actors/directory.cpp):
+/// Maps info_hash to the swarm actor that owns it.
 ///
-///   class swarm_directory {
-///    public:
-///     swarm_directory(caf::actor_system& sys, const swarm_config& cfg, std::size_t stripes = 64);
-///     /// The swarm actor for `h`, spawning it on a miss. Thread-safe, never
-///     /// blocks on an actor; safe to call from I/O threads.
-///     caf::actor route(const info_hash& h);
-///     /// The swarm actor for `h` if one exists (scrape of unknown torrents
-///     /// must not create swarms).
-///     caf::actor find(const info_hash& h) const;
-///     std::size_t size() const;
-///     /// Stops every swarm actor (shutdown, after the network drained).
-///     void stop_all();
-///   };
+/// A lock-striped hash map: the stripe of a hash is a fixed function of it,
+/// each stripe is a mutex and an unordered_map. A lookup locks one stripe for
+/// a hash probe and a handle copy, so network threads hardly ever meet, and
+/// no actor sits on the path of every announce. A miss in `route()` spawns
+/// the swarm under the stripe lock (spawning only enqueues the actor's start
+/// on the scheduler; it never waits for an actor), so two threads routing the
+/// same new hash get the same actor.
 ///
 /// A swarm that ends (idle) removes its own entry, but only if the entry
 /// still points at it. A sender that gets `sec::request_receiver_down`
-/// routes again once.
-class swarm_directory;
+/// (it raced with that ending) routes again once.
+///
+/// Lifetime: construct after the `actor_system` and destroy before it
+/// (declare it later); call `stop_all()` after the network has drained.
+/// Swarms reach the directory through a weak reference, so destroying it
+/// while swarms still run is safe.
+class swarm_directory {
+ public:
+  /// `cfg` is copied into every swarm spawned; throws `std::invalid_argument`
+  /// (with `cfg.validate()`'s message) when it is invalid, or when `stripes`
+  /// is 0.
+  swarm_directory(caf::actor_system& sys, const swarm_config& cfg, std::size_t stripes = 64);
+  /// Calls `stop_all()`.
+  ~swarm_directory();
+  swarm_directory(const swarm_directory&) = delete;
+  swarm_directory& operator=(const swarm_directory&) = delete;
+
+  /// The swarm actor for `h`, spawning it on a miss. Thread-safe, never
+  /// blocks on an actor; safe to call from I/O threads. Once `stop_all()`
+  /// has begun it spawns nothing: a miss returns an invalid handle
+  /// (`!result`); callers answer "shutting down / retry".
+  caf::actor route(const info_hash& h);
+
+  /// The swarm actor for `h` if one exists, else an invalid handle (scrape of
+  /// unknown torrents must not create swarms). Thread-safe.
+  caf::actor find(const info_hash& h) const;
+
+  /// Number of swarms (a snapshot; each stripe is counted under its lock).
+  std::size_t size() const;
+
+  /// Stops every swarm actor (exit reason `user_shutdown`) and empties the
+  /// directory; `route()` spawns nothing afterwards. Idempotent.
+  void stop_all();
+
+  /// The configuration swarms are spawned with.
+  const swarm_config& config() const noexcept { return cfg_; }
+
+ private:
+  class table;  // the stripes; shared (weakly) with the swarms
+
+  caf::actor_system& sys_;
+  swarm_config cfg_;
+  std::shared_ptr<table> table_;
+  /// Base of per-swarm seeds when cfg.rng_seed == 0 (drawn at construction).
+  std::uint64_t seed_base_;
+  std::atomic<std::uint64_t> spawned_{0};
+};
 
 }  // namespace sk

@@ -4,6 +4,7 @@
 /// are registered in one place (`register_message_types`).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,11 +69,29 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_stats& x) {
   return f(caf::meta::type_name("swarm_stats"), x.complete, x.incomplete, x.downloaded);
 }
+/// CAF 0.17 knows no std::optional: a presence flag plus the value, written
+/// back by a load callback when deserializing. Found by ADL through the
+/// template argument (namespace sk).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, std::optional<ip_address>& x) {
+  bool present = x.has_value();
+  ip_address value = present ? *x : ip_address{};
+  auto load = caf::meta::load_callback([&]() -> caf::error {
+    if (present) {
+      x = value;
+    } else {
+      x.reset();
+    }
+    return caf::none;
+  });
+  return f(caf::meta::type_name("optional<ip_address>"), present, value, load);
+}
+// announce_event (an enum class) needs no overload: CAF 0.17 serializes enums
+// through their underlying type.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, announce_request& x) {
-  return f(caf::meta::type_name("announce_request"), x.hash, x.id, x.port, x.uploaded,
-           x.downloaded, x.left, x.numwant, x.event, x.compact, x.no_peer_id, x.key,
-           x.tracker_id, x.claimed_ip);
+  return f(caf::meta::type_name("announce_request"), x.hash, x.id, x.port, x.uploaded, x.downloaded,
+           x.left, x.numwant, x.event, x.compact, x.no_peer_id, x.key, x.tracker_id, x.claimed_ip);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_announce& x) {
@@ -80,8 +99,8 @@ typename Inspector::result_type inspect(Inspector& f, swarm_announce& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, announce_result& x) {
-  return f(caf::meta::type_name("announce_result"), x.stats, x.interval, x.min_interval,
-           x.peers4, x.peers6, x.peers, x.warning_message);
+  return f(caf::meta::type_name("announce_result"), x.stats, x.interval, x.min_interval, x.peers4,
+           x.peers6, x.peers, x.warning_message);
 }
 
 }  // namespace sk

@@ -78,7 +78,11 @@ std::error_code make_error_code(query_error e) noexcept;
 std::string_view failure_text(query_error e) noexcept;
 
 /// Parses the query part of `GET /announce?...` (without the '?').
-/// Unknown parameters are ignored. Percent-decoding is binary-safe.
+/// Unknown parameters are ignored. Percent-decoding is binary-safe; '+' is a
+/// space (form encoding). Every decision beyond the BEPs (numwant=-1,
+/// repeated parameters, event=paused, ...) is listed at the top of
+/// announce.cpp. Reuses `out`'s string capacity: a warm request parses
+/// without allocating.
 query_error parse_announce_query(std::string_view query, const query_limits& limits,
                                  announce_request& out);
 

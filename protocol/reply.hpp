@@ -46,7 +46,11 @@ struct announce_reply_view {
   std::optional<ip_address> external_ip;
 };
 
-/// Appends the bencoded announce reply to `out`.
+/// Appends the bencoded announce reply to `out`. Always writes `complete`,
+/// `downloaded`, `incomplete`, `interval`, `min interval` and `peers` (an
+/// empty string or list when there are none); `peers6` only in compact
+/// replies that have IPv6 peers (non-compact replies list IPv6 peers in
+/// `peers`). Byte layout: reply.cpp.
 void encode_announce_reply(std::string& out, const announce_reply_view& reply);
 
 /// Appends `d14:failure reason...e`, with BEP 31 `retry in` (minutes) when

@@ -80,9 +80,27 @@ struct ip_address {
     return a;
   }
   std::size_t length() const noexcept { return v6 ? 16 : 4; }
-  /// Dotted quad or RFC 5952 text.
+  /// The raw address bytes (4 or 16), e.g. for BEP 24 `external ip`.
+  std::string_view raw() const noexcept {
+    return {reinterpret_cast<const char*>(bytes.data()), length()};
+  }
+  /// Longest text `to_chars` writes: "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255".
+  static constexpr std::size_t max_text_length = 45;
+  /// Writes the `to_string` text to `out` (room for `max_text_length`
+  /// chars, no terminator) and returns its length. Allocates nothing: the
+  /// reply encoder uses it per peer.
+  std::size_t to_chars(char* out) const noexcept;
+  /// Dotted quad or RFC 5952 text (lower-case hex, longest run of two or
+  /// more zero groups as "::", the first one on a tie; an IPv4-mapped
+  /// address that was not normalised prints as ::ffff:a.b.c.d).
   std::string to_string() const;
   /// Parses dotted-quad IPv4 or textual IPv6; false on anything else.
+  /// Strict: IPv4 is exactly four decimal parts 0..255 without leading
+  /// zeros ("010" is octal to some parsers, so it is refused rather than
+  /// guessed); IPv6 is RFC 4291 text (hex groups of 1..4 digits, at most one
+  /// "::", an optional dotted-quad tail) without zone id or brackets. An
+  /// IPv4-mapped IPv6 address comes out as IPv4 (see `make_v6`). `out` is
+  /// untouched on failure.
   static bool parse(std::string_view text, ip_address& out) noexcept;
 
   friend bool operator==(const ip_address& a, const ip_address& b) noexcept {

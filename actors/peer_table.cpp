@@ -1,0 +1,388 @@
+#include "actors/peer_table.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <limits>
+
+namespace sk {
+
+namespace {
+
+constexpr std::uint32_t no_slot = std::numeric_limits<std::uint32_t>::max();
+
+}  // namespace
+
+std::size_t peer_key_hasher::operator()(const peer_key& k) const noexcept {
+  std::uint64_t w[2];
+  std::memcpy(w, k.ip.bytes.data(), sizeof w);
+  std::uint64_t h = id20_hasher{}(k.id);
+  h ^= (w[0] + (k.ip.v6 ? 0x9e3779b97f4a7c15ULL : 0)) * 0xbf58476d1ce4e5b9ULL;
+  h ^= (w[1] + (h >> 29)) * 0x94d049bb133111ebULL;
+  return static_cast<std::size_t>(h ^ (h >> 32));
+}
+
+// -- index_sampler -----------------------------------------------------------
+//
+// Sparse Fisher–Yates. Think of an array a[0..size) with a[x] = x. Step i
+// swaps a[i] with a[j], j uniform in [i, size), and emits the new a[i]. After
+// k steps a[0..k) is a uniformly random k-permutation of [0, size): step i
+// picks uniformly among the size - i values not yet emitted, so each ordered
+// outcome has probability 1 / (size (size-1) ... (size-k+1)). Only positions
+// that were swapped differ from identity, and at most one new position (j)
+// is written per step, so a tiny hash map of <= k entries represents the
+// array: O(k) time and memory whatever the swarm size. Position i is never
+// read after step i, so it need not be written back.
+//
+// The map is open addressing with linear probing at load <= 1/2; entries are
+// valid only when their stamp equals the current draw's stamp, so clearing
+// between draws is O(1).
+
+std::uint32_t peer_table::index_sampler::get(std::uint32_t pos) const {
+  for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
+    if (stamps_[h] != stamp_) {
+      return pos;  // never written: identity
+    }
+    if (keys_[h] == pos) {
+      return values_[h];
+    }
+  }
+}
+
+void peer_table::index_sampler::set(std::uint32_t pos, std::uint32_t value) {
+  for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
+    if (stamps_[h] != stamp_) {
+      stamps_[h] = stamp_;
+      keys_[h] = pos;
+      values_[h] = value;
+      return;
+    }
+    if (keys_[h] == pos) {
+      values_[h] = value;
+      return;
+    }
+  }
+}
+
+template <class Emit>
+void peer_table::index_sampler::draw(fast_rng& rng, std::uint32_t size, std::uint32_t k,
+                                     Emit&& emit) {
+  assert(k <= size);
+  if (k == 0) {
+    return;
+  }
+  // Capacity: a power of two >= 2k keeps probes short.
+  std::size_t cap = 16;
+  while (cap < 2 * static_cast<std::size_t>(k)) {
+    cap *= 2;
+  }
+  if (stamps_.size() < cap) {
+    keys_.assign(cap, 0);
+    values_.assign(cap, 0);
+    stamps_.assign(cap, 0);
+    stamp_ = 0;
+  }
+  mask_ = static_cast<std::uint32_t>(cap - 1);
+  if (++stamp_ == 0) {  // wrapped: old stamps could look current again
+    std::fill(stamps_.begin(), stamps_.end(), 0);
+    stamp_ = 1;
+  }
+  for (std::uint32_t i = 0; i < k; ++i) {
+    const std::uint32_t j = i + rng.below(size - i);
+    const std::uint32_t picked = get(j);
+    if (j != i) {
+      set(j, get(i));
+    }
+    emit(picked);
+  }
+}
+
+// -- peer_table --------------------------------------------------------------
+
+peer_table::peer_table(std::uint64_t seed, std::size_t max_peers)
+    : max_peers_(std::min<std::size_t>(max_peers, no_slot - 1)), rng_(seed) {}
+
+void peer_table::write_compact(const record& r) {
+  family& f = family_of(r.ip);
+  char* out = &f.compact[static_cast<std::size_t>(r.slot) * f.width];
+  const std::size_t addr_len = r.ip.length();
+  std::memcpy(out, r.ip.bytes.data(), addr_len);
+  out[addr_len] = static_cast<char>(r.port >> 8);
+  out[addr_len + 1] = static_cast<char>(r.port & 0xff);
+}
+
+peer_table::change peer_table::announce(const peer_id& id, const endpoint& ep, std::uint64_t left,
+                                        announce_event event, time_point now) {
+  const peer_key key{id, ep.ip};
+  auto it = index_.find(key);
+  if (it == index_.end()) {
+    if (event == announce_event::stopped) {
+      return change::ignored;
+    }
+    if (records_.size() >= max_peers_) {
+      return change::rejected;
+    }
+    const auto i = static_cast<std::uint32_t>(records_.size());
+    family& f = family_of(ep.ip);
+    record r;
+    r.id = id;
+    r.ip = ep.ip;
+    r.port = ep.port;
+    r.seeder = left == 0;
+    r.completed = event == announce_event::completed;
+    r.slot = static_cast<std::uint32_t>(f.owner.size());
+    r.last_seen = now;
+    index_.emplace(key, i);
+    f.owner.push_back(i);
+    f.compact.resize(f.compact.size() + f.width);
+    records_.push_back(r);
+    write_compact(records_.back());
+    hint_ = i;
+    ++(r.seeder ? seeders_ : leechers_);
+    if (r.completed) {
+      ++downloaded_;
+    }
+    return change::added;
+  }
+  const std::uint32_t i = it->second;
+  if (event == announce_event::stopped) {
+    remove_at(i);
+    return change::removed;
+  }
+  record& r = records_[i];
+  hint_ = i;
+  r.last_seen = now;
+  if (r.port != ep.port) {
+    r.port = ep.port;
+    write_compact(r);
+  }
+  const bool seeder = left == 0;
+  if (seeder != r.seeder) {
+    // Exact counts through transitions (leecher -> seeder, and back when a
+    // client re-checks data and finds it incomplete).
+    --(r.seeder ? seeders_ : leechers_);
+    ++(seeder ? seeders_ : leechers_);
+    r.seeder = seeder;
+  }
+  if (event == announce_event::completed && !r.completed) {
+    r.completed = true;
+    ++downloaded_;
+  }
+  return change::updated;
+}
+
+void peer_table::remove_at(std::uint32_t i) {
+  record& r = records_[i];
+  --(r.seeder ? seeders_ : leechers_);
+  index_.erase(peer_key{r.id, r.ip});
+
+  // Swap-remove the compact bytes: the family's last slot moves into r's.
+  family& f = family_of(r.ip);
+  const std::uint32_t last_slot = static_cast<std::uint32_t>(f.owner.size() - 1);
+  if (r.slot != last_slot) {
+    std::memcpy(&f.compact[static_cast<std::size_t>(r.slot) * f.width],
+                &f.compact[static_cast<std::size_t>(last_slot) * f.width], f.width);
+    const std::uint32_t moved = f.owner[last_slot];
+    f.owner[r.slot] = moved;
+    records_[moved].slot = r.slot;
+  }
+  f.owner.pop_back();
+  f.compact.resize(f.compact.size() - f.width);
+
+  // Swap-remove the record: the last record moves into i.
+  const std::uint32_t last = static_cast<std::uint32_t>(records_.size() - 1);
+  if (i != last) {
+    records_[i] = records_[last];
+    const record& moved = records_[i];
+    index_[peer_key{moved.id, moved.ip}] = i;
+    family_of(moved.ip).owner[moved.slot] = i;
+  }
+  records_.pop_back();
+}
+
+peer_table::sweep_result peer_table::sweep(time_point now,
+                                           std::chrono::steady_clock::duration timeout,
+                                           std::size_t budget) {
+  // A cursor walks records_. Removing records_[c] moves the last record into
+  // c, which has not been examined in this cycle yet, so the cursor stays.
+  // (A `stopped` removal below the cursor between two calls moves one
+  // unexamined record below it; that record waits for the next cycle.)
+  sweep_result res;
+  while (res.examined < budget && cursor_ < records_.size()) {
+    ++res.examined;
+    if (now - records_[cursor_].last_seen >= timeout) {
+      remove_at(static_cast<std::uint32_t>(cursor_));
+      ++res.expired;
+    } else {
+      ++cursor_;
+    }
+  }
+  if (cursor_ >= records_.size()) {
+    cursor_ = 0;
+    res.cycle_done = true;
+  }
+  return res;
+}
+
+std::uint32_t peer_table::locate(const peer_key& k) const {
+  // Selection follows the requester's own announce: try that record first.
+  if (hint_ < records_.size()) {
+    const record& r = records_[hint_];
+    if (r.id == k.id && r.ip == k.ip) {
+      return hint_;
+    }
+  }
+  auto it = index_.find(k);
+  return it == index_.end() ? no_slot : it->second;
+}
+
+template <class Prepare, class Emit4, class Emit6>
+std::size_t peer_table::select(const peer_key& requester, std::size_t n, Prepare&& prepare,
+                               Emit4&& emit4, Emit6&& emit6) {
+  std::uint32_t skip4 = no_slot;
+  std::uint32_t skip6 = no_slot;
+  if (const std::uint32_t i = locate(requester); i != no_slot) {
+    (requester.ip.v6 ? skip6 : skip4) = records_[i].slot;
+  }
+  const auto avail4 = static_cast<std::uint32_t>(v4_.owner.size() - (skip4 != no_slot));
+  const auto avail6 = static_cast<std::uint32_t>(v6_.owner.size() - (skip6 != no_slot));
+  const auto total = static_cast<std::size_t>(avail4) + avail6;
+  if (n > total) {
+    n = total;
+  }
+  if (n == 0) {
+    return 0;
+  }
+
+  // How many of the n come from each family: exactly as many as n draws
+  // without replacement from the union would give (draw i picks IPv4 with
+  // probability remaining4 / remaining). Conditioned on the split, a uniform
+  // sample within each family makes the whole a uniform n-subset of the
+  // union. Single-family swarms (the common case) skip the draws.
+  std::uint32_t k4 = 0;
+  if (avail6 == 0) {
+    k4 = static_cast<std::uint32_t>(n);
+  } else if (avail4 != 0) {
+    std::uint32_t a = avail4;
+    std::uint32_t b = avail6;
+    for (std::size_t d = 0; d < n; ++d) {
+      if (rng_.below(a + b) < a) {
+        ++k4;
+        --a;
+      } else {
+        --b;
+      }
+    }
+  }
+  const auto k6 = static_cast<std::uint32_t>(n - k4);
+  prepare(k4, k6);
+
+  // Sampling positions of a virtual array that lacks the requester's slot:
+  // position p maps to slot p, or p + 1 from the requester's slot on.
+  sampler_.draw(rng_, avail4, k4,
+                [&](std::uint32_t p) { emit4(skip4 != no_slot && p >= skip4 ? p + 1 : p); });
+  sampler_.draw(rng_, avail6, k6,
+                [&](std::uint32_t p) { emit6(skip6 != no_slot && p >= skip6 ? p + 1 : p); });
+  return n;
+}
+
+std::size_t peer_table::select_compact(const peer_key& requester, std::size_t n,
+                                       std::string& peers4, std::string& peers6) {
+  // Grow each buffer once, then copy fixed-size entries (the compiler turns
+  // a 6- or 18-byte memcpy into two moves; a variable-length append would
+  // call memmove per peer).
+  char* w4 = nullptr;
+  char* w6 = nullptr;
+  return select(
+      requester, n,
+      [&](std::uint32_t k4, std::uint32_t k6) {
+        const std::size_t o4 = peers4.size();
+        const std::size_t o6 = peers6.size();
+        peers4.resize(o4 + 6 * static_cast<std::size_t>(k4));
+        peers6.resize(o6 + 18 * static_cast<std::size_t>(k6));
+        w4 = peers4.data() + o4;
+        w6 = peers6.data() + o6;
+      },
+      [&](std::uint32_t slot) {
+        std::memcpy(w4, v4_.compact.data() + static_cast<std::size_t>(slot) * 6, 6);
+        w4 += 6;
+      },
+      [&](std::uint32_t slot) {
+        std::memcpy(w6, v6_.compact.data() + static_cast<std::size_t>(slot) * 18, 18);
+        w6 += 18;
+      });
+}
+
+std::size_t peer_table::select_entries(const peer_key& requester, std::size_t n,
+                                       std::vector<peer_entry>& out) {
+  auto emit_from = [&](const family& f) {
+    return [&out, &f, this](std::uint32_t slot) {
+      const record& r = records_[f.owner[slot]];
+      peer_entry e;
+      e.id = r.id;
+      e.ep.ip = r.ip;
+      e.ep.port = r.port;
+      out.push_back(e);
+    };
+  };
+  auto prepare = [&](std::uint32_t k4, std::uint32_t k6) { out.reserve(out.size() + k4 + k6); };
+  return select(requester, n, prepare, emit_from(v4_), emit_from(v6_));
+}
+
+bool peer_table::find(const peer_key& k, endpoint& out) const {
+  auto it = index_.find(k);
+  if (it == index_.end()) {
+    return false;
+  }
+  const record& r = records_[it->second];
+  out.ip = r.ip;
+  out.port = r.port;
+  return true;
+}
+
+bool peer_table::check_invariants() const {
+  if (index_.size() != records_.size()) {
+    return false;
+  }
+  if (v4_.owner.size() + v6_.owner.size() != records_.size()) {
+    return false;
+  }
+  if (v4_.compact.size() != 6 * v4_.owner.size()) {
+    return false;
+  }
+  if (v6_.compact.size() != 18 * v6_.owner.size()) {
+    return false;
+  }
+  std::size_t seeders = 0;
+  std::size_t completed = 0;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const record& r = records_[i];
+    auto it = index_.find(peer_key{r.id, r.ip});
+    if (it == index_.end() || it->second != i) {
+      return false;
+    }
+    const family& f = r.ip.v6 ? v6_ : v4_;
+    if (r.slot >= f.owner.size() || f.owner[r.slot] != i) {
+      return false;
+    }
+    const char* bytes = &f.compact[static_cast<std::size_t>(r.slot) * f.width];
+    const std::size_t len = r.ip.length();
+    if (std::memcmp(bytes, r.ip.bytes.data(), len) != 0) {
+      return false;
+    }
+    const auto port = static_cast<std::uint16_t>((static_cast<std::uint8_t>(bytes[len]) << 8) |
+                                                 static_cast<std::uint8_t>(bytes[len + 1]));
+    if (port != r.port) {
+      return false;
+    }
+    seeders += r.seeder;
+    completed += r.completed;
+  }
+  if (seeders != seeders_ || records_.size() - seeders != leechers_) {
+    return false;
+  }
+  // downloaded_ also counts completions of peers that left since.
+  return completed <= downloaded_;
+}
+
+}  // namespace sk

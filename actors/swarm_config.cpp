@@ -1,0 +1,56 @@
+#include "actors/swarm_config.hpp"
+
+#include <limits>
+
+namespace sk {
+
+namespace {
+
+std::string seconds_text(std::chrono::seconds s) { return std::to_string(s.count()) + " s"; }
+
+}  // namespace
+
+std::string swarm_config::validate() const {
+  using std::chrono::seconds;
+  if (announce_interval <= seconds{0}) {
+    return "announce interval must be positive (got " + seconds_text(announce_interval) + ")";
+  }
+  if (min_interval <= seconds{0}) {
+    return "min interval must be positive (got " + seconds_text(min_interval) + ")";
+  }
+  if (min_interval > announce_interval) {
+    return "min interval (" + seconds_text(min_interval) +
+           ") must not exceed the announce interval (" + seconds_text(announce_interval) + ")";
+  }
+  if (max_numwant < 1 || max_numwant > 10000) {
+    return "max numwant must be between 1 and 10000 (got " + std::to_string(max_numwant) + ")";
+  }
+  if (default_numwant < 0 || default_numwant > max_numwant) {
+    return "default numwant must be between 0 and max numwant " + std::to_string(max_numwant) +
+           " (got " + std::to_string(default_numwant) + ")";
+  }
+  // A timeout at or below the interval would drop peers that announce on
+  // schedule; the interval itself leaves no room for a late announce.
+  if (peer_timeout <= announce_interval) {
+    return "peer timeout (" + seconds_text(peer_timeout) +
+           ") must be longer than the announce interval (" + seconds_text(announce_interval) +
+           "), or peers announcing on time expire";
+  }
+  if (sweep_period <= seconds{0}) {
+    return "sweep period must be positive (got " + seconds_text(sweep_period) + ")";
+  }
+  if (sweep_batch == 0) {
+    return "sweep batch must be at least 1 peer";
+  }
+  if (idle_lifetime < seconds{0}) {
+    return "idle swarm lifetime must not be negative (got " + seconds_text(idle_lifetime) + ")";
+  }
+  // Peer indices are 32-bit (see peer_table).
+  if (max_peers == 0 || max_peers >= std::numeric_limits<std::uint32_t>::max()) {
+    return "max peers per swarm must be between 1 and 4294967294 (got " +
+           std::to_string(max_peers) + ")";
+  }
+  return {};
+}
+
+}  // namespace sk

@@ -1,0 +1,578 @@
+#include "app/config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include <boost/asio/ip/address.hpp>
+#include <caf/all.hpp>
+#include <spdlog/common.h>
+
+#include "net/client_address.hpp"
+
+namespace sk {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// -- formatting ---------------------------------------------------------------
+
+/// A duration in the largest unit that represents it exactly ("30min",
+/// "1500ms", "0s"). CAF 0.17 prints zero as "0d" and whole days with "d",
+/// which its own config parser then rejects.
+std::string format_duration(caf::timespan t) {
+  struct unit {
+    std::int64_t ns;
+    const char* suffix;
+  };
+  static constexpr unit units[] = {{3600'000'000'000, "h"}, {60'000'000'000, "min"},
+                                   {1'000'000'000, "s"},    {1'000'000, "ms"},
+                                   {1'000, "us"},           {1, "ns"}};
+  const std::int64_t n = t.count();
+  if (n == 0) return "0s";
+  for (const auto& u : units)
+    if (n % u.ns == 0) return std::to_string(n / u.ns) + u.suffix;
+  return std::to_string(n) + "ns";
+}
+
+/// A value in config-file syntax (loadable again by the CAF 0.17 parser).
+std::string format_value(const caf::config_value& v) {
+  if (auto t = caf::get_if<caf::timespan>(&v)) return format_duration(*t);
+  if (auto list = caf::get_if<caf::config_value::list>(&v)) {
+    std::string out = "[";
+    for (const auto& item : *list) {
+      if (out.size() > 1) out += ", ";
+      out += format_value(item);
+    }
+    return out + "]";
+  }
+  return caf::to_string(v);
+}
+
+/// What a value of an option type looks like, for error messages.
+std::string expected_text(caf::string_view type_name) {
+  if (type_name == "int64" || type_name == "uint64" || type_name == "int32" ||
+      type_name == "uint32" || type_name == "int16" || type_name == "uint16")
+    return "an integer";
+  if (type_name == "timespan") return "a duration such as 30min, 45s or 500ms";
+  if (type_name == "string") return "a quoted string";
+  if (type_name == "boolean") return "true or false";
+  return "a value of type " + std::string(type_name.data(), type_name.size());
+}
+
+// -- the option tree ----------------------------------------------------------
+
+enum class kind { integer, boolean, string, string_list, timespan };
+
+/// One of swarmkeeper's own options. The table below is the single source
+/// for CAF registration, defaults, validation messages and --dump-config.
+struct option_def {
+  const char* category;
+  const char* name;
+  kind type;
+  caf::config_value fallback;
+  const char* help;
+
+  std::string key() const { return std::string(category) + "." + name; }
+};
+
+caf::config_value ts(caf::timespan t) { return caf::config_value{t}; }
+caf::config_value num(std::int64_t v) { return caf::config_value{v}; }
+caf::config_value str(const char* s) { return caf::config_value{std::string{s}}; }
+caf::config_value flag(bool b) { return caf::config_value{b}; }
+caf::config_value strings() { return caf::config_value{caf::config_value::list{}}; }
+
+const std::vector<option_def>& option_table() {
+  static const std::vector<option_def> table = {
+      // [http]
+      {"http", "port", kind::integer, num(6969),
+       "TCP port of the HTTP tracker (announce, scrape, health)"},
+      {"http", "bind", kind::string, str(""),
+       "address to listen on; empty: 0.0.0.0 and :: (IPv4 and IPv6, each on its own socket)"},
+      {"http", "io-threads", kind::integer, num(0),
+       "I/O threads (each with its own network actor); 0: one per CPU core"},
+      {"http", "max-url-length", kind::integer, num(8192),
+       "longest request target in bytes (path + query); longer gets 414"},
+      {"http", "max-header-bytes", kind::integer, num(8192),
+       "largest header block in bytes (besides the request line); larger gets 431"},
+      {"http", "max-query-length", kind::integer, num(6144),
+       "longest announce/scrape query string accepted by the parser (a bencoded failure beyond)"},
+      {"http", "read-timeout", kind::timespan, ts(15s),
+       "deadline for reading a request, and idle time before a keep-alive connection is closed"},
+      {"http", "write-timeout", kind::timespan, ts(15s), "deadline for writing responses"},
+      {"http", "request-timeout", kind::timespan, ts(5s),
+       "how long a request waits for its swarm before a failure with 'retry in' is sent"},
+      {"http", "max-pipeline", kind::integer, num(16),
+       "requests in flight per connection (HTTP pipelining); reading pauses beyond"},
+      {"http", "max-connections", kind::integer, num(10000),
+       "connections served at once; more are accepted and closed at once"},
+      {"http", "trusted-proxies", kind::string_list, strings(),
+       "proxies (addresses or CIDR blocks) whose X-Forwarded-For / X-Real-IP are believed"},
+      {"http", "trust-ip-param", kind::boolean, flag(false),
+       "believe the announce 'ip' parameter (lets clients register any address: off by default)"},
+      {"http", "retry-in", kind::integer, num(1),
+       "minutes sent as BEP 31 'retry in' with failures that retrying can fix"},
+      // [tracker]
+      {"tracker", "interval", kind::timespan, ts(30min), "announce 'interval' sent to clients"},
+      {"tracker", "min-interval", kind::timespan, ts(15min),
+       "announce 'min interval' sent to clients"},
+      {"tracker", "default-numwant", kind::integer, num(50),
+       "peers returned when a client does not send numwant"},
+      {"tracker", "max-numwant", kind::integer, num(50),
+       "most peers returned to one announce (larger numwant is clamped)"},
+      {"tracker", "peer-timeout", kind::timespan, ts(65min),
+       "a peer that has not announced for this long is dropped (must exceed the interval)"},
+      {"tracker", "sweep-period", kind::timespan, ts(1min),
+       "time between two expiry sweeps of a swarm"},
+      {"tracker", "sweep-batch", kind::integer, num(1024),
+       "peers examined per sweep step (bounds the pause between announces)"},
+      {"tracker", "idle-swarm-time", kind::timespan, ts(10min),
+       "a swarm without peers for this long ends its actor"},
+      {"tracker", "max-peers-per-swarm", kind::integer, num(1000000),
+       "most peers stored per swarm (memory bound against peer_id flooding)"},
+      {"tracker", "max-scrape-hashes", kind::integer, num(74),
+       "most info_hash values in one scrape request"},
+      {"tracker", "rng-seed", kind::integer, num(0),
+       "seed of peer selection; 0: unpredictable (set only for reproducible tests)"},
+      // [log]
+      {"log", "level", kind::string, str("info"),
+       "log level: trace, debug, info, warn, error, critical or off (nothing per request above debug)"},
+      // [shutdown]
+      {"shutdown", "drain-timeout", kind::timespan, ts(10s),
+       "on SIGINT/SIGTERM, how long open requests may still finish before the actors stop"},
+  };
+  return table;
+}
+
+/// Command-line shortcuts (flat names) for the options people type most.
+struct alias_def {
+  const char* name;
+  const char* target;  ///< "category.name"
+  kind type;
+};
+
+const std::vector<alias_def>& alias_table() {
+  static const std::vector<alias_def> table = {
+      {"http-port", "http.port", kind::integer},
+      {"bind", "http.bind", kind::string},
+      {"io-threads", "http.io-threads", kind::integer},
+      {"log-level", "log.level", kind::string},
+  };
+  return table;
+}
+
+const alias_def* find_alias(caf::string_view name) {
+  for (const auto& a : alias_table())
+    if (name == a.name) return &a;
+  return nullptr;
+}
+
+bool is_own_category(caf::string_view c) {
+  return c == "http" || c == "tracker" || c == "log" || c == "shutdown";
+}
+
+template <class T>
+void add_option(caf::config_option_set& set, const char* category, const char* name,
+                const char* help) {
+  caf::config_option_adder{set, category}.add<T>(name, help);
+}
+
+void register_option(caf::config_option_set& set, const char* category, const char* name,
+                     kind type, const char* help) {
+  switch (type) {
+    case kind::integer:
+      add_option<std::int64_t>(set, category, name, help);
+      break;
+    case kind::boolean:
+      add_option<bool>(set, category, name, help);
+      break;
+    case kind::string:
+      add_option<std::string>(set, category, name, help);
+      break;
+    case kind::string_list:
+      add_option<std::vector<std::string>>(set, category, name, help);
+      break;
+    case kind::timespan:
+      add_option<caf::timespan>(set, category, name, help);
+      break;
+  }
+}
+
+// -- reading the merged content -------------------------------------------------
+
+/// The effective value of every own option: default, then whatever CAF
+/// merged into `content` (file, then command line), then a command-line
+/// alias (aliases exist only on the command line, so they win).
+std::map<std::string, caf::config_value> effective_values(const caf::settings& content) {
+  std::map<std::string, caf::config_value> out;
+  for (const auto& o : option_table()) {
+    const auto key = o.key();
+    if (auto v = caf::get_if(&content, key))
+      out[key] = *v;
+    else
+      out[key] = o.fallback;
+  }
+  for (const auto& a : alias_table())
+    if (auto v = caf::get_if(&content, a.name)) out[a.target] = *v;
+  return out;
+}
+
+/// Collects problems, one line each, naming the option.
+class problems {
+ public:
+  void add(std::string line) { lines_.push_back(std::move(line)); }
+  bool empty() const noexcept { return lines_.empty(); }
+  void print(std::ostream& err) const {
+    for (const auto& l : lines_) err << "swarmkeeper: " << l << '\n';
+  }
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+/// Typed access to the effective values with range checks.
+class reader {
+ public:
+  reader(const std::map<std::string, caf::config_value>& values, problems& p)
+      : values_(values), problems_(p) {}
+
+  std::int64_t integer(const char* key, std::int64_t lo, std::int64_t hi) {
+    const auto& v = values_.at(key);
+    auto x = caf::get_if<std::int64_t>(&v);
+    if (!x) {
+      problems_.add(std::string(key) + ": expected an integer, got " + format_value(v));
+      return lo;
+    }
+    if (*x < lo || *x > hi) {
+      problems_.add(std::string(key) + " must be between " + std::to_string(lo) + " and " +
+                    std::to_string(hi) + " (got " + std::to_string(*x) + ")");
+      return lo;
+    }
+    return *x;
+  }
+
+  bool boolean(const char* key) {
+    const auto& v = values_.at(key);
+    auto x = caf::get_if<bool>(&v);
+    if (!x) {
+      problems_.add(std::string(key) + ": expected true or false, got " + format_value(v));
+      return false;
+    }
+    return *x;
+  }
+
+  std::string string(const char* key) {
+    const auto& v = values_.at(key);
+    auto x = caf::get_if<std::string>(&v);
+    if (!x) {
+      problems_.add(std::string(key) + ": expected a quoted string, got " + format_value(v));
+      return {};
+    }
+    return *x;
+  }
+
+  std::vector<std::string> strings(const char* key) {
+    std::vector<std::string> out;
+    const auto& v = values_.at(key);
+    if (auto s = caf::get_if<std::string>(&v)) {  // a single value is a list of one
+      out.push_back(*s);
+      return out;
+    }
+    auto list = caf::get_if<caf::config_value::list>(&v);
+    if (!list) {
+      problems_.add(std::string(key) + ": expected a list of strings, got " + format_value(v));
+      return out;
+    }
+    for (const auto& item : *list) {
+      if (auto s = caf::get_if<std::string>(&item))
+        out.push_back(*s);
+      else
+        problems_.add(std::string(key) + ": expected a list of strings, got element " +
+                      format_value(item));
+    }
+    return out;
+  }
+
+  /// A duration of at least `lo` and at most `hi`.
+  caf::timespan duration(const char* key, caf::timespan lo, caf::timespan hi) {
+    const auto& v = values_.at(key);
+    auto x = caf::get_if<caf::timespan>(&v);
+    if (!x) {
+      problems_.add(std::string(key) + ": expected a duration such as 30min, 45s or 500ms, got " +
+                    format_value(v));
+      return lo;
+    }
+    if (*x < lo || *x > hi) {
+      problems_.add(std::string(key) + " must be between " + format_duration(lo) + " and " +
+                    format_duration(hi) + " (got " + format_duration(*x) + ")");
+      return lo;
+    }
+    return *x;
+  }
+
+ private:
+  const std::map<std::string, caf::config_value>& values_;
+  problems& problems_;
+};
+
+std::chrono::seconds whole_seconds(caf::timespan t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t);
+}
+std::chrono::milliseconds millis(caf::timespan t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t);
+}
+
+constexpr caf::timespan one_day = std::chrono::hours(24);
+constexpr caf::timespan one_week = std::chrono::hours(24 * 7);
+
+void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
+  const auto values = effective_values(content);
+  reader r{values, p};
+  auto& h = out.http;
+  h.port = static_cast<std::uint16_t>(r.integer("http.port", 1, 65535));
+  const auto bind = r.string("http.bind");
+  h.bind_addresses.clear();
+  if (!bind.empty()) {
+    boost::system::error_code ec;
+    boost::asio::ip::make_address(bind, ec);
+    if (ec)
+      p.add("http.bind: '" + bind + "' is not an IPv4 or IPv6 address");
+    else
+      h.bind_addresses.push_back(bind);
+  }
+  auto io = static_cast<std::size_t>(r.integer("http.io-threads", 0, 256));
+  if (io == 0) io = std::max(1u, std::thread::hardware_concurrency());
+  h.io_threads = io;
+  h.max_url_length = static_cast<std::size_t>(r.integer("http.max-url-length", 64, 1 << 20));
+  h.max_header_bytes = static_cast<std::size_t>(r.integer("http.max-header-bytes", 256, 1 << 20));
+  h.limits.max_query_length =
+      static_cast<std::size_t>(r.integer("http.max-query-length", 16, 1 << 20));
+  h.read_timeout = millis(r.duration("http.read-timeout", 10ms, one_day));
+  h.write_timeout = millis(r.duration("http.write-timeout", 10ms, one_day));
+  out.bridge.request_timeout = millis(r.duration("http.request-timeout", 1ms, 1h));
+  h.max_pipeline = static_cast<std::size_t>(r.integer("http.max-pipeline", 1, 1024));
+  h.max_connections = static_cast<std::size_t>(r.integer("http.max-connections", 1, 10000000));
+  std::vector<address_block> blocks;
+  for (const auto& text : r.strings("http.trusted-proxies")) {
+    if (auto b = address_block::parse(text))
+      blocks.push_back(*b);
+    else
+      p.add("http.trusted-proxies: '" + text + "' is not an address or CIDR block");
+  }
+  h.proxies = trusted_proxies{std::move(blocks)};
+  h.trust_ip_param = r.boolean("http.trust-ip-param");
+  h.retry_in_minutes = r.integer("http.retry-in", 1, 1440);
+  out.bridge.lanes = h.io_threads;
+
+  auto& s = out.swarm;
+  s.announce_interval = whole_seconds(r.duration("tracker.interval", 1s, one_week));
+  s.min_interval = whole_seconds(r.duration("tracker.min-interval", 1s, one_week));
+  s.default_numwant = static_cast<std::int32_t>(r.integer("tracker.default-numwant", 0, 10000));
+  s.max_numwant = static_cast<std::int32_t>(r.integer("tracker.max-numwant", 1, 10000));
+  s.peer_timeout = whole_seconds(r.duration("tracker.peer-timeout", 1s, one_week));
+  s.sweep_period = whole_seconds(r.duration("tracker.sweep-period", 1s, one_day));
+  s.sweep_batch = static_cast<std::size_t>(r.integer("tracker.sweep-batch", 1, 1 << 24));
+  s.idle_lifetime = whole_seconds(r.duration("tracker.idle-swarm-time", 0s, one_week));
+  s.max_peers =
+      static_cast<std::size_t>(r.integer("tracker.max-peers-per-swarm", 1, 4294967294LL));
+  h.limits.max_scrape_hashes =
+      static_cast<std::size_t>(r.integer("tracker.max-scrape-hashes", 1, 1000));
+  s.rng_seed = static_cast<std::uint64_t>(
+      r.integer("tracker.rng-seed", 0, std::numeric_limits<std::int64_t>::max()));
+  h.limits.max_numwant = s.max_numwant;
+  if (p.empty()) {
+    // Cross-field rules (min interval <= interval, timeout > interval, ...)
+    // live with the swarm config; report them under the tracker section.
+    if (auto err = s.validate(); !err.empty()) p.add("[tracker] " + err);
+  }
+
+  out.log_level = r.string("log.level");
+  if (p.empty() && spdlog::level::from_str(out.log_level) == spdlog::level::off &&
+      out.log_level != "off")
+    p.add("log.level: '" + out.log_level +
+          "' is not one of trace, debug, info, warn, error, critical, off");
+  out.drain_timeout = millis(r.duration("shutdown.drain-timeout", 0s, 1h));
+}
+
+// -- strict checks of the config file -----------------------------------------
+
+/// Renders a CAF parser error ("parser_error(...)") in words; with `opts`,
+/// a bad command-line value also says what the option expects.
+std::string describe(const caf::error& err, const caf::config_option_set* opts = nullptr) {
+  if (err.category() != caf::atom("parser")) return caf::actor_system_config::render(err);
+  const auto code = static_cast<caf::pec>(err.code());
+  std::string text = caf::to_string(code);
+  std::replace(text.begin(), text.end(), '_', ' ');
+  const auto& ctx = err.context();
+  if (ctx.match_elements<caf::settings>()) {
+    const auto& s = ctx.get_as<caf::settings>(0);
+    if (auto arg = caf::get_if<std::string>(&s, "argument")) {
+      if (code == caf::pec::not_an_option) return "unknown option '" + *arg + "'";
+      const auto name = arg->substr(0, arg->find('='));
+      if (opts != nullptr && name.size() > 2 && name.compare(0, 2, "--") == 0) {
+        if (auto opt = opts->cli_long_name_lookup(caf::string_view{name}.substr(2))) {
+          if (opt->is_flag())
+            return "'" + name + "' is a switch: give it without a value to turn it on";
+          return "invalid value in '" + *arg + "': expected " + expected_text(opt->type_name());
+        }
+      }
+      text += " in '" + *arg + "'";
+    }
+    auto line = caf::get_if<std::int64_t>(&s, "line");
+    auto column = caf::get_if<std::int64_t>(&s, "column");
+    if (line && column)
+      text += " at line " + std::to_string(*line) + ", column " + std::to_string(*column);
+  }
+  return text;
+}
+
+/// Every key of the file must be a known option with a value of its type.
+void check_file_keys(const caf::settings& raw, const caf::config_option_set& opts,
+                     const std::string& file, problems& p) {
+  for (const auto& [key, value] : raw) {
+    if (auto section = caf::get_if<caf::settings>(&value)) {
+      for (const auto& [name, v] : *section) {
+        const auto* opt = opts.qualified_name_lookup(key, name);
+        if (opt == nullptr) {
+          p.add(file + ": unknown option '" + name + "' in [" + key + "]");
+          continue;
+        }
+        if (auto err = opt->check(v))
+          p.add(file + ": " + key + "." + name + ": expected " + expected_text(opt->type_name()) +
+                ", got " + format_value(v));
+      }
+      continue;
+    }
+    if (find_alias(key)) {
+      const auto* a = find_alias(key);
+      p.add(file + ": '" + key + "' is a command-line shortcut; in a config file write '" +
+            std::string(std::strchr(a->target, '.') + 1) + "' in the [" +
+            std::string(a->target, std::strchr(a->target, '.')) + "] section");
+      continue;
+    }
+    if (opts.qualified_name_lookup("global", key) == nullptr)
+      p.add(file + ": unknown option '" + key + "' outside any section");
+  }
+}
+
+void write_value_line(std::ostream& os, const std::string& name, const caf::config_value& v) {
+  os << name << '=' << format_value(v) << '\n';
+}
+
+}  // namespace
+
+swarmkeeper_config::swarmkeeper_config() {
+  for (const auto& o : option_table())
+    register_option(custom_options_, o.category, o.name, o.type, o.help);
+  for (const auto& a : alias_table()) {
+    const std::string help = std::string("shortcut for --") + a.target;
+    // config_option copies the description, so a temporary is fine.
+    register_option(custom_options_, "global", a.name, a.type, help.c_str());
+  }
+  // CAF 0.17 lets an actor drain its whole mailbox before yielding its
+  // thread; bound it so one busy swarm cannot starve the others.
+  set("scheduler.max-throughput", 64);
+}
+
+std::string dump_config(const swarmkeeper_config& cfg) {
+  std::ostringstream os;
+  os << "; swarmkeeper configuration: the effective values (defaults < config file <\n"
+        "; command line). Load it with --config-file=FILE.\n";
+  const auto values = effective_values(cfg.content);
+  const char* current = "";
+  for (const auto& o : option_table()) {
+    if (std::strcmp(current, o.category) != 0) {
+      os << "\n[" << o.category << "]\n";
+      current = o.category;
+    }
+    os << "; " << o.help << '\n';
+    write_value_line(os, o.name, values.at(o.key()));
+  }
+  // CAF's own settings (scheduler, logger, middleman, ...) with its defaults.
+  const auto caf_content = cfg.dump_content();
+  for (const auto& [category, value] : caf_content) {
+    auto section = caf::get_if<caf::settings>(&value);
+    if (!section || is_own_category(category)) continue;
+    os << "\n[" << category << "]\n";
+    for (const auto& [name, v] : *section) {
+      if (caf::get_if<caf::settings>(&v)) continue;  // no nested sections in 0.17
+      write_value_line(os, name, v);
+    }
+  }
+  return os.str();
+}
+
+load_action load_config(int argc, char** argv, swarmkeeper_config& cfg, daemon_settings& out,
+                        std::ostream& out_stream, std::ostream& err_stream) {
+  std::vector<std::string> args;
+  std::string config_file;
+  bool dump = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    constexpr caf::string_view file_opt = "--config-file";
+    if (a.compare(0, file_opt.size(), file_opt.data(), file_opt.size()) == 0 &&
+        (a.size() == file_opt.size() || a[file_opt.size()] == '=')) {
+      if (a.size() <= file_opt.size() + 1) {
+        err_stream << "swarmkeeper: --config-file needs a file: --config-file=FILE\n";
+        return load_action::exit_error;
+      }
+      config_file = a.substr(file_opt.size() + 1);
+      continue;
+    }
+    if (a == "--dump-config") {
+      dump = true;
+      continue;
+    }
+    args.push_back(std::move(a));
+  }
+
+  // The file: CAF would quietly fall back to caf-application.ini in the
+  // working directory; we read only a file the user named, and insist on it.
+  std::string file_text;
+  problems p;
+  if (!config_file.empty()) {
+    std::ifstream f{config_file};
+    if (!f) {
+      err_stream << "swarmkeeper: cannot open config file '" << config_file
+                 << "': " << std::strerror(errno) << '\n';
+      return load_action::exit_error;
+    }
+    file_text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    std::istringstream raw_stream{file_text};
+    auto raw = caf::actor_system_config::parse_config(raw_stream);
+    if (!raw) {
+      err_stream << "swarmkeeper: config file '" << config_file << "': " << describe(raw.error())
+                 << " (strings must be quoted, e.g. bind=\"::1\")\n";
+      return load_action::exit_error;
+    }
+    check_file_keys(*raw, cfg.options(), config_file, p);
+  }
+  std::istringstream ini{file_text};
+  if (auto err = cfg.parse(args, ini)) {
+    err_stream << "swarmkeeper: " << describe(err, &cfg.options()) << " (see --help)\n";
+    return load_action::exit_error;
+  }
+  if (cfg.cli_helptext_printed) return load_action::exit_ok;  // --help
+  for (const auto& extra : cfg.remainder) p.add("unexpected argument '" + extra + "'");
+  resolve(cfg.content, out, p);
+  if (!p.empty()) {
+    p.print(err_stream);
+    return load_action::exit_error;
+  }
+  if (dump) {
+    out_stream << dump_config(cfg);
+    out_stream.flush();
+    return load_action::exit_ok;
+  }
+  return load_action::run;
+}
+
+}  // namespace sk

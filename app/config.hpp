@@ -1,0 +1,64 @@
+#pragma once
+/// The daemon's configuration: one documented option tree with defaults,
+/// read from a config file (CAF's INI format) and the command line, checked
+/// strictly, and printed by `--dump-config`.
+///
+/// Precedence: embedded defaults < config file (`--config-file=FILE`) <
+/// command line. Unlike plain CAF 0.17, which stores unknown INI keys and
+/// silently drops INI values of the wrong type, every key of the file must be
+/// a known option of the right type, and every value is range-checked before
+/// anything starts.
+
+#include <chrono>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <caf/actor_system_config.hpp>
+
+#include "actors/swarm_config.hpp"
+#include "net/http_server.hpp"
+#include "net/tracker_bridge.hpp"
+
+namespace sk {
+
+/// Everything the daemon reads from its configuration, validated.
+struct daemon_settings {
+  http_server_config http;
+  bridge_config bridge;
+  swarm_config swarm;
+  /// spdlog level name: trace, debug, info, warn, error, critical, off.
+  std::string log_level = "info";
+  /// How long SIGINT/SIGTERM waits for open requests before stopping.
+  std::chrono::milliseconds drain_timeout{10000};
+};
+
+/// The CAF config with swarmkeeper's options registered.
+class swarmkeeper_config : public caf::actor_system_config {
+ public:
+  swarmkeeper_config();
+
+  /// Exposes the option set (validation walks it).
+  const caf::config_option_set& options() const noexcept { return custom_options_; }
+};
+
+/// What `load_config` decided.
+enum class load_action {
+  run,         ///< settings are valid: start the daemon
+  exit_ok,     ///< --help or --dump-config was served: exit 0
+  exit_error,  ///< a message went to `err`: exit non-zero
+};
+
+/// Parses `argv` (and the file named by `--config-file=FILE`) into `cfg` and
+/// `out`. Writes help and `--dump-config` output to `out_stream`, every
+/// problem to `err_stream` (all of them, one per line, each naming the
+/// option).
+load_action load_config(int argc, char** argv, swarmkeeper_config& cfg, daemon_settings& out,
+                        std::ostream& out_stream, std::ostream& err_stream);
+
+/// The effective configuration in config-file syntax, every option with its
+/// description as a comment (what `--dump-config` prints). Loading it back
+/// with `--config-file` yields the same configuration.
+std::string dump_config(const swarmkeeper_config& cfg);
+
+}  // namespace sk

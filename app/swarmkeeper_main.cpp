@@ -1,0 +1,112 @@
+/// swarmkeeper: the tracker daemon.
+///
+/// Start order, and the reverse stop order on SIGINT/SIGTERM:
+///
+///   start: config ─▶ logging ─▶ actor system ─▶ swarm directory ─▶
+///          network actors (bridge) ─▶ HTTP server (listeners, I/O threads)
+///   stop:  stop accepting ─▶ drain connections (deadline) ─▶ stop I/O
+///          threads ─▶ stop network actors ─▶ stop swarms ─▶ actor system
+///
+/// Connections drain before any actor stops, so every request that was read
+/// gets its answer if the swarms can give it in time.
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include <caf/all.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/directory.hpp"
+#include "actors/messages.hpp"
+#include "app/config.hpp"
+#include "net/http_server.hpp"
+#include "net/tracker_bridge.hpp"
+
+namespace {
+
+/// Exit status for configuration errors (EX_USAGE-like; systemd shows it).
+constexpr int exit_config_error = 2;
+/// Exit status when the daemon cannot start (e.g. the port is taken).
+constexpr int exit_start_error = 1;
+
+void setup_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("swarmkeeper");
+  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+  logger->set_level(spdlog::level::from_str(level));
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(std::move(logger));
+}
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string out;
+  for (const auto& x : xs) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
+        const sigset_t& stop_signals) {
+  caf::actor_system sys{cfg};
+  sk::swarm_directory directory{sys, settings.swarm};
+  sk::tracker_bridge bridge{sys, directory, settings.bridge};
+  sk::http_server server{settings.http, bridge};
+  server.start();
+  spdlog::info("swarmkeeper serving HTTP on {} ({} I/O threads, {} scheduler threads)",
+               join(server.local_endpoints()), settings.http.io_threads,
+               caf::get_or(cfg, "scheduler.max-threads",
+                           static_cast<std::size_t>(std::thread::hardware_concurrency())));
+
+  int sig = 0;
+  while (sigwait(&stop_signals, &sig) != 0) {
+  }
+  spdlog::info("received {}, draining connections (up to {} ms)",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_timeout.count());
+
+  server.stop_accepting();
+  if (!server.drain(settings.drain_timeout))
+    spdlog::warn("drain deadline passed with {} connections still open",
+                 server.connection_count());
+  server.stop();
+  bridge.stop();
+  directory.stop_all();
+  spdlog::info("stopped");
+  return EXIT_SUCCESS;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Block the stop signals before any thread exists, so every thread
+  // inherits the mask and only main receives them (through sigwait, at a
+  // point of its choosing, with no async-signal-safety concerns).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A client that vanishes mid-write must not kill the process.
+  signal(SIGPIPE, SIG_IGN);
+
+  sk::swarmkeeper_config cfg;
+  sk::daemon_settings settings;
+  switch (sk::load_config(argc, argv, cfg, settings, std::cout, std::cerr)) {
+    case sk::load_action::run:
+      break;
+    case sk::load_action::exit_ok:
+      return EXIT_SUCCESS;
+    case sk::load_action::exit_error:
+      return exit_config_error;
+  }
+  setup_logging(settings.log_level);
+  sk::register_message_types(cfg);
+  try {
+    return run(cfg, settings, stop_signals);
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    return exit_start_error;
+  }
+}

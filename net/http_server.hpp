@@ -1,0 +1,101 @@
+#pragma once
+/// The HTTP tracker front end: Beast HTTP/1.1 on a pool of I/O threads.
+///
+/// Routes: `GET /announce`, `GET /scrape`, `GET /health`; anything else is
+/// 404, any other method 405. Tracker-level errors (a malformed announce) are
+/// a bencoded `failure reason` with status 200, as BitTorrent clients expect;
+/// HTTP-level errors get their HTTP status (400, 413, 414, 431) and close the
+/// connection.
+///
+/// Life cycle (every step from the thread that owns the server, i.e. main):
+///
+///   start() ─▶ serving ─▶ stop_accepting() ─▶ drain(timeout) ─▶ stop()
+///
+/// Beast and Asio headers stay out of this header (pimpl), so app/ and tests
+/// do not compile them.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/client_address.hpp"
+#include "protocol/announce.hpp"
+
+namespace sk {
+
+class tracker_bridge;
+
+/// Everything the HTTP server needs to know; validated by app/ before use.
+struct http_server_config {
+  /// Addresses to listen on. Empty: `0.0.0.0` and `::` (the latter IPv6
+  /// only, so both families are served by their own socket).
+  std::vector<std::string> bind_addresses;
+  std::uint16_t port = 6969;
+  /// I/O threads; each runs its own io_context and feeds its own network
+  /// actor (lane).
+  std::size_t io_threads = 1;
+  /// Longest request target (path + query) accepted; longer gets 414.
+  std::size_t max_url_length = 8192;
+  /// Largest header block (request line and target excluded); larger gets 431.
+  std::size_t max_header_bytes = 8192;
+  /// Deadline for reading one request (and for an idle keep-alive
+  /// connection to send its next one).
+  std::chrono::milliseconds read_timeout{15000};
+  /// Deadline for writing one batch of responses.
+  std::chrono::milliseconds write_timeout{15000};
+  /// Requests one connection may have in flight (HTTP pipelining); reading
+  /// pauses while this many responses are pending.
+  std::size_t max_pipeline = 16;
+  /// Connections served at once; further connections are accepted and closed
+  /// at once (keeps file descriptors and memory bounded).
+  std::size_t max_connections = 10000;
+  /// Peers whose forwarding headers are believed.
+  trusted_proxies proxies;
+  /// Believe the announce `ip` parameter (off by default; see client_address.hpp).
+  bool trust_ip_param = false;
+  /// Query parser limits (numwant cap, scrape hashes, query length).
+  query_limits limits;
+  /// BEP 31 `retry in` (minutes) sent with failures that retrying can fix.
+  std::int64_t retry_in_minutes = 1;
+};
+
+/// The HTTP server. Not copyable; all member functions are called from one
+/// controlling thread.
+class http_server {
+ public:
+  http_server(const http_server_config& cfg, tracker_bridge& bridge);
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  /// Binds every endpoint and starts the I/O threads. Throws
+  /// std::runtime_error naming the address when binding fails (start-up only).
+  void start();
+
+  /// The endpoints actually listened on, as "ADDR:PORT" / "[ADDR]:PORT".
+  std::vector<std::string> local_endpoints() const;
+
+  /// Closes the listening sockets; /health reports 503 from now on.
+  void stop_accepting();
+
+  /// Asks every connection to finish: idle ones close now, busy ones stop
+  /// reading, write what they owe (with `Connection: close`) and close.
+  /// Returns true when every connection ended before `timeout`.
+  bool drain(std::chrono::steady_clock::duration timeout);
+
+  /// Stops the I/O threads and joins them. Connections still open are
+  /// abandoned (closed when the server is destroyed).
+  void stop();
+
+  /// Connections currently open (tests, metrics).
+  std::size_t connection_count() const noexcept;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace sk

@@ -1,0 +1,507 @@
+#include "net/http_session.hpp"
+
+#include <algorithm>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "protocol/reply.hpp"
+
+namespace sk {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+
+constexpr std::string_view text_plain = "text/plain";
+
+/// Request-line bytes besides the target: "GET " " HTTP/1.1" "\r\n" with
+/// room for longer methods.
+constexpr std::size_t request_line_overhead = 32;
+
+/// How long a closing connection waits for the client to close its side.
+constexpr auto linger_timeout = std::chrono::seconds(2);
+
+ip_address to_ip_address(const asio::ip::address& a) noexcept {
+  if (a.is_v4()) return ip_address::make_v4(a.to_v4().to_uint());
+  const auto b = a.to_v6().to_bytes();
+  std::uint8_t raw[16];
+  std::copy(b.begin(), b.end(), raw);
+  return ip_address::make_v6(raw);  // normalises IPv4-mapped to IPv4
+}
+
+/// Network errors that are part of normal life (clients vanish, time out).
+bool expected_network_error(const beast::error_code& ec) {
+  return ec == asio::error::operation_aborted || ec == beast::error::timeout ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::error::eof || ec == asio::error::not_connected ||
+         ec == http::error::partial_message || ec == http::error::end_of_stream;
+}
+
+}  // namespace
+
+// -- registry -----------------------------------------------------------------
+
+std::pair<http_context::registry::iterator, bool> http_context::add(
+    const std::shared_ptr<http_session>& s) {
+  std::lock_guard<std::mutex> lock{mutex};
+  sessions.push_front(s);
+  session_count.fetch_add(1, std::memory_order_relaxed);
+  return {sessions.begin(), draining};
+}
+
+void http_context::remove(registry::iterator pos) {
+  {
+    std::lock_guard<std::mutex> lock{mutex};
+    sessions.erase(pos);
+    session_count.fetch_sub(1, std::memory_order_relaxed);
+  }
+  all_closed.notify_all();
+}
+
+// -- life cycle ---------------------------------------------------------------
+
+http_session::http_session(tcp::socket&& socket, http_context& ctx, std::size_t lane)
+    : ctx_(ctx),
+      lane_(lane),
+      executor_(socket.get_executor()),
+      stream_(std::move(socket)),
+      linger_timer_(executor_),
+      ring_(std::max<std::size_t>(ctx.cfg.max_pipeline, 1)) {
+  write_buffers_.reserve(ring_.size());
+}
+
+http_session::~http_session() {
+  if (registered_) ctx_.remove(registry_pos_);
+}
+
+void http_session::start(http_context::registry::iterator pos, bool drain_now) {
+  registry_pos_ = pos;
+  registered_ = true;
+  asio::dispatch(executor_, [self = shared_from_this(), drain_now] {
+    beast::error_code ec;
+    auto& sock = self->stream_.socket();
+    const auto remote = sock.remote_endpoint(ec);
+    if (ec) {  // the client already left
+      self->close_now();
+      return;
+    }
+    self->peer_ = to_ip_address(remote.address());
+    self->peer_port_ = remote.port();
+    // Responses are single writes; Nagle would only delay pipelined ones.
+    sock.set_option(tcp::no_delay(true), ec);
+    if (drain_now) {
+      self->begin_drain();
+      return;
+    }
+    self->do_read();
+  });
+}
+
+std::string http_session::who() const {
+  std::string s = peer_.v6 ? "[" + peer_.to_string() + "]" : peer_.to_string();
+  return s + ":" + std::to_string(peer_port_);
+}
+
+void http_session::drain() {
+  asio::post(executor_, [self = shared_from_this()] { self->begin_drain(); });
+}
+
+void http_session::begin_drain() {
+  if (closed_ || lingering_ || draining_) return;
+  draining_ = true;
+  if (in_flight() == 0) {
+    // Idle, or in the middle of reading a request nobody is waiting for.
+    close_now();
+    return;
+  }
+  // Finish what we owe; the last response announces the close.
+  read_closed_ = true;
+  slot& last = slot_for(next_seq_ - 1);
+  if (!last.ready) last.close_after = true;
+}
+
+// -- reading ------------------------------------------------------------------
+
+void http_session::maybe_read() {
+  if (!reading_ && !read_closed_ && !closed_ && !lingering_ && in_flight() < ring_.size())
+    do_read();
+}
+
+void http_session::do_read() {
+  // A fresh parser per request: Beast parsers are single-use, and a fresh
+  // one resets the limits' counters.
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(ctx_.cfg.max_url_length +
+                                                   ctx_.cfg.max_header_bytes +
+                                                   request_line_overhead));
+  // Tracker requests are GETs without a body; any body is refused (413).
+  parser_->body_limit(0);
+  stream_.expires_after(ctx_.cfg.read_timeout);
+  reading_ = true;
+  http::async_read(stream_, buffer_, *parser_,
+                   beast::bind_front_handler(&http_session::on_read, shared_from_this()));
+}
+
+void http_session::on_read(beast::error_code ec, std::size_t bytes) {
+  reading_ = false;
+  if (closed_) return;
+  if (lingering_) {
+    if (ec)
+      close_now();
+    else
+      do_discard();
+    return;
+  }
+  if (read_closed_) {
+    // Draining began while this read was pending: requests that arrive now
+    // are not served (the client sees the close and retries elsewhere).
+    maybe_finish();
+    return;
+  }
+  if (ec == http::error::end_of_stream) {  // the client closed between requests
+    read_closed_ = true;
+    maybe_finish();
+    return;
+  }
+  if (ec) {
+    if (respond_to_parse_error(ec)) return;
+    if (!expected_network_error(ec))
+      spdlog::warn("http {}: read: {}", who(), ec.message());
+    else if (spdlog::should_log(spdlog::level::debug))
+      spdlog::debug("http {}: read: {}", who(), ec.message());
+    close_now();
+    return;
+  }
+  handle_request(bytes);
+  maybe_write();
+  maybe_read();
+}
+
+bool http_session::respond_to_parse_error(beast::error_code ec) {
+  if (ec.category() != http::make_error_code(http::error::end_of_stream).category() ||
+      ec == http::error::partial_message)
+    return false;
+  http_status status = http_status::bad_request;
+  std::string_view text = "bad request\n";
+  std::string_view extra;
+  if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+    // Tell an overlong URL (414) from overlong headers (431) by where the
+    // request line ends in what was received.
+    const auto data = buffer_.data();
+    const std::string_view received(static_cast<const char*>(data.data()), data.size());
+    const auto eol = received.find('\n');
+    if (eol == std::string_view::npos || eol > ctx_.cfg.max_url_length + request_line_overhead) {
+      status = http_status::uri_too_long;
+      text = "request URI too long\n";
+    } else {
+      status = http_status::request_header_fields_too_large;
+      text = "request header fields too large\n";
+    }
+  } else if (ec == http::error::body_limit || ec == http::error::unexpected_body) {
+    // The request line was parsed before the body limit tripped, so the
+    // method is known: a POST with a body is a wrong method first of all.
+    const auto method = parser_->get().method();
+    if (method != http::verb::get && method != http::verb::unknown) {
+      status = http_status::method_not_allowed;
+      text = "method not allowed\n";
+      extra = "Allow: GET\r\n";
+    } else {
+      status = http_status::payload_too_large;
+      text = "request bodies are not accepted\n";
+    }
+  }
+  if (spdlog::should_log(spdlog::level::debug))
+    spdlog::debug("http {}: {} ({})", who(), static_cast<unsigned>(status), ec.message());
+  // The parser's state is unknown after an error: answer and close.
+  slot& s = open_slot();
+  s.close_after = true;
+  read_closed_ = true;
+  finish_slot(s, status, text, extra);
+  maybe_write();
+  return true;
+}
+
+// -- requests -----------------------------------------------------------------
+
+http_session::slot& http_session::open_slot() {
+  slot& s = slot_for(next_seq_);
+  s.seq = next_seq_++;
+  s.ready = false;
+  s.close_after = false;
+  s.http10_keep_alive = false;
+  s.compact = true;
+  s.no_peer_id = false;
+  return s;
+}
+
+void http_session::handle_request(std::size_t header_bytes) {
+  const auto& req = parser_->get();
+  const bool keep_alive = req.keep_alive();
+  slot& s = open_slot();
+  s.http10_keep_alive = keep_alive && req.version() == 10;
+  if (!keep_alive) {
+    s.close_after = true;
+    read_closed_ = true;
+  }
+  const beast::string_view target = req.target();
+  if (target.size() > ctx_.cfg.max_url_length) {
+    s.close_after = true;
+    read_closed_ = true;
+    finish_slot(s, http_status::uri_too_long, "request URI too long\n");
+    return;
+  }
+  if (header_bytes > target.size() + ctx_.cfg.max_header_bytes + request_line_overhead) {
+    s.close_after = true;
+    read_closed_ = true;
+    finish_slot(s, http_status::request_header_fields_too_large,
+                "request header fields too large\n");
+    return;
+  }
+  if (req.method() != http::verb::get) {
+    finish_slot(s, http_status::method_not_allowed, "method not allowed\n", "Allow: GET\r\n");
+    return;
+  }
+  const std::string_view whole(target.data(), target.size());
+  const auto qmark = whole.find('?');
+  const std::string_view path = whole.substr(0, qmark);
+  const std::string_view query =
+      qmark == std::string_view::npos ? std::string_view{} : whole.substr(qmark + 1);
+  if (path == "/announce") {
+    handle_announce(s, query);
+  } else if (path == "/scrape") {
+    handle_scrape(s, query);
+  } else if (path == "/health") {
+    if (ctx_.serving.load(std::memory_order_relaxed))
+      finish_slot(s, http_status::ok, "ok");
+    else
+      finish_slot(s, http_status::service_unavailable, "draining");
+  } else {
+    finish_slot(s, http_status::not_found, "not found\n");
+  }
+}
+
+void http_session::handle_announce(slot& s, std::string_view query) {
+  announce_job job;
+  announce_request& ar = job.announce.request;
+  const query_error err = parse_announce_query(query, ctx_.cfg.limits, ar);
+  if (err != query_error::ok) {
+    finish_failure(s, failure_text(err), false);
+    return;
+  }
+  ip_address client = peer_;
+  if (!ctx_.cfg.proxies.empty() && ctx_.cfg.proxies.contains(peer_)) {
+    const auto& req = parser_->get();
+    forwarded_for_.clear();
+    const auto fields = req.equal_range("X-Forwarded-For");
+    for (auto it = fields.first; it != fields.second; ++it) {
+      if (!forwarded_for_.empty()) forwarded_for_.push_back(',');
+      forwarded_for_.append(it->value().data(), it->value().size());
+    }
+    const auto real = req["X-Real-IP"];
+    client = resolve_client_address(peer_, forwarded_for_, {real.data(), real.size()},
+                                    ctx_.cfg.proxies);
+  }
+  s.external_ip = client;
+  if (ctx_.cfg.trust_ip_param && ar.claimed_ip) client = *ar.claimed_ip;
+  job.announce.peer = endpoint{client, ar.port};
+  s.compact = ar.compact;
+  s.no_peer_id = ar.no_peer_id;
+  job.sink = shared_from_this();
+  job.tag = s.seq;
+  ctx_.bridge.announce(lane_, std::move(job));
+}
+
+void http_session::handle_scrape(slot& s, std::string_view query) {
+  scrape_job job;
+  const query_error err = parse_scrape_query(query, ctx_.cfg.limits, job.hashes);
+  if (err != query_error::ok) {
+    finish_failure(s, failure_text(err), false);
+    return;
+  }
+  if (job.hashes.empty()) {
+    // A full scrape would walk every swarm for one anonymous request.
+    finish_failure(s, "full scrape is not supported: give at least one info_hash", false);
+    return;
+  }
+  std::sort(job.hashes.begin(), job.hashes.end());
+  job.hashes.erase(std::unique(job.hashes.begin(), job.hashes.end()), job.hashes.end());
+  job.sink = shared_from_this();
+  job.tag = s.seq;
+  ctx_.bridge.scrape(lane_, std::move(job));
+}
+
+void http_session::finish_slot(slot& s, http_status status, std::string_view body,
+                               std::string_view extra_headers) {
+  const connection_header conn = s.close_after         ? connection_header::close
+                                 : s.http10_keep_alive ? connection_header::keep_alive
+                                                       : connection_header::none;
+  frame_response(s.wire, status, text_plain, body, conn, extra_headers);
+  s.ready = true;
+}
+
+void http_session::finish_failure(slot& s, std::string_view reason, bool retryable) {
+  body_.clear();
+  encode_failure(body_, reason,
+                 retryable ? std::optional<std::int64_t>{ctx_.cfg.retry_in_minutes} : std::nullopt);
+  finish_slot(s, http_status::ok, body_);
+}
+
+// -- replies from the network actors -----------------------------------------
+
+http_session::slot* http_session::reply_slot(std::uint64_t tag) noexcept {
+  if (closed_ || lingering_ || tag < head_seq_ || tag >= next_seq_) return nullptr;
+  slot& s = slot_for(tag);
+  if (s.seq != tag || s.ready) return nullptr;
+  return &s;
+}
+
+void http_session::on_announce(std::uint64_t tag, announce_result&& result) {
+  asio::post(executor_, [self = shared_from_this(), tag, r = std::move(result)] {
+    slot* s = self->reply_slot(tag);
+    if (s == nullptr) return;
+    announce_reply_view v;
+    v.interval = r.interval;
+    v.min_interval = r.min_interval;
+    v.stats = r.stats;
+    v.compact = s->compact;
+    v.no_peer_id = s->no_peer_id;
+    v.peers4 = r.peers4;
+    v.peers6 = r.peers6;
+    v.peers = r.peers.data();
+    v.peer_count = r.peers.size();
+    v.warning_message = r.warning_message;
+    v.external_ip = s->external_ip;
+    self->body_.clear();
+    encode_announce_reply(self->body_, v);
+    self->finish_slot(*s, http_status::ok, self->body_);
+    self->maybe_write();
+  });
+}
+
+void http_session::on_scrape(std::uint64_t tag, std::vector<scrape_entry>&& entries) {
+  asio::post(executor_, [self = shared_from_this(), tag, e = std::move(entries)] {
+    slot* s = self->reply_slot(tag);
+    if (s == nullptr) return;
+    self->body_.clear();
+    encode_scrape_reply(self->body_, e.data(), e.size());
+    self->finish_slot(*s, http_status::ok, self->body_);
+    self->maybe_write();
+  });
+}
+
+void http_session::on_error(std::uint64_t tag, bridge_error error) {
+  asio::post(executor_, [self = shared_from_this(), tag, error] {
+    slot* s = self->reply_slot(tag);
+    if (s == nullptr) return;
+    self->finish_failure(*s, failure_text(error), true);
+    self->maybe_write();
+  });
+}
+
+// -- writing ------------------------------------------------------------------
+
+void http_session::maybe_write() {
+  if (closed_ || lingering_ || writing_count_ > 0) return;
+  // Gather every consecutive ready response into one write.
+  write_buffers_.clear();
+  for (std::uint64_t seq = head_seq_; seq < next_seq_; ++seq) {
+    slot& s = slot_for(seq);
+    if (!s.ready) break;
+    write_buffers_.push_back(asio::buffer(s.wire));
+    if (s.close_after) break;
+  }
+  if (write_buffers_.empty()) return;
+  writing_count_ = write_buffers_.size();
+  stream_.expires_after(ctx_.cfg.write_timeout);
+  asio::async_write(stream_, write_buffers_,
+                    beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+}
+
+void http_session::on_write(beast::error_code ec, std::size_t) {
+  const std::size_t written = writing_count_;
+  writing_count_ = 0;
+  if (closed_) return;
+  if (ec) {
+    if (!expected_network_error(ec))
+      spdlog::warn("http {}: write: {}", who(), ec.message());
+    else if (spdlog::should_log(spdlog::level::debug))
+      spdlog::debug("http {}: write: {}", who(), ec.message());
+    close_now();
+    return;
+  }
+  bool closing = false;
+  for (std::size_t i = 0; i < written; ++i) {
+    slot& s = slot_for(head_seq_++);
+    closing = closing || s.close_after;
+    s.ready = false;
+    s.wire.clear();  // keeps its capacity for the next response
+  }
+  if (closing) {
+    sent_close_ = true;
+    read_closed_ = true;
+    linger_close();
+    return;
+  }
+  maybe_write();
+  maybe_read();
+  maybe_finish();
+}
+
+// -- closing ------------------------------------------------------------------
+
+void http_session::maybe_finish() {
+  if (closed_ || lingering_ || !read_closed_ || in_flight() != 0 || writing_count_ != 0) return;
+  if (sent_close_)
+    linger_close();
+  else
+    close_now();
+}
+
+void http_session::linger_close() {
+  if (closed_ || lingering_) return;
+  lingering_ = true;
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) {
+    close_now();
+    return;
+  }
+  linger_timer_.expires_after(linger_timeout);
+  linger_timer_.async_wait([self = shared_from_this()](beast::error_code wait_ec) {
+    if (!wait_ec) self->close_now();
+  });
+  // A pending read (drain) becomes the discard read when it completes.
+  if (!reading_) do_discard();
+}
+
+void http_session::do_discard() {
+  reading_ = true;
+  stream_.expires_never();
+  stream_.async_read_some(asio::buffer(discard_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->reading_ = false;
+                            if (self->closed_) return;
+                            if (ec)
+                              self->close_now();
+                            else
+                              self->do_discard();
+                          });
+}
+
+void http_session::close_now() {
+  if (closed_) return;
+  closed_ = true;
+  beast::error_code ec;
+  linger_timer_.cancel();
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.socket().close(ec);
+  // Jobs still held by network actors keep this object alive; their replies
+  // find closed_ set and are dropped.
+}
+
+}  // namespace sk

@@ -1,0 +1,173 @@
+#pragma once
+/// One HTTP connection (internal to net/: included by http_server.cpp and
+/// http_session.cpp only).
+///
+/// A session lives on its own strand; every member below is touched only
+/// there, except `executor_` (immutable) and the reply_sink entry points,
+/// which CAF threads call and which do nothing but `post` to the strand.
+///
+/// Pipelining: each request takes the next slot of a ring of `max_pipeline`
+/// slots, in request order. A slot is filled when its response is known
+/// (at once for /health and errors, later for announces and scrapes) and
+/// written only when every slot before it has been written:
+///
+///   seq:    7        8         9        10
+///         [sent]  [ready]  [waiting]  [ready]   ← write 8, then wait for 9
+///          head ───▶                    next_seq_ = 11
+///
+/// Reading pauses while the ring is full and resumes as writes free slots.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "net/http_response.hpp"
+#include "net/http_server.hpp"
+#include "net/tracker_bridge.hpp"
+
+namespace sk {
+
+class http_session;
+
+/// State shared by the server and all its sessions.
+struct http_context {
+  http_context(const http_server_config& c, tracker_bridge& b) : cfg(c), bridge(b) {}
+
+  const http_server_config cfg;
+  tracker_bridge& bridge;
+  /// False once the server stops accepting: /health answers 503.
+  std::atomic<bool> serving{false};
+
+  // -- session registry (drain needs to reach every open connection) --------
+  using registry = std::list<std::weak_ptr<http_session>>;
+  std::mutex mutex;
+  std::condition_variable all_closed;
+  registry sessions;  ///< guarded by mutex
+  bool draining = false;  ///< guarded by mutex; new sessions start draining
+  std::atomic<std::size_t> session_count{0};
+
+  /// Registers `s`; returns its registry position and whether it must drain.
+  std::pair<registry::iterator, bool> add(const std::shared_ptr<http_session>& s);
+  void remove(registry::iterator pos);
+};
+
+class http_session final : public reply_sink,
+                           public std::enable_shared_from_this<http_session> {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  /// The socket's executor: a strand (see the listener).
+  using executor_type = boost::asio::any_io_executor;
+
+  /// `socket` must have been accepted on a strand executor.
+  http_session(tcp::socket&& socket, http_context& ctx, std::size_t lane);
+  ~http_session() override;
+
+  /// Starts reading; call once, right after construction, with the registry
+  /// position from `http_context::add`.
+  void start(http_context::registry::iterator pos, bool drain_now);
+
+  /// Thread-safe: asks the session to finish (see http_server::drain).
+  void drain();
+
+  // reply_sink: called on CAF threads; post to the strand.
+  void on_announce(std::uint64_t tag, announce_result&& result) override;
+  void on_scrape(std::uint64_t tag, std::vector<scrape_entry>&& entries) override;
+  void on_error(std::uint64_t tag, bridge_error error) override;
+
+ private:
+  using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
+
+  /// One pipelined request's response.
+  struct slot {
+    std::uint64_t seq = 0;
+    bool ready = false;
+    /// Close the connection after this response.
+    bool close_after = false;
+    /// HTTP/1.0 client asking for keep-alive: must be told it got it.
+    bool http10_keep_alive = false;
+    // What the announce encoder needs from the request.
+    bool compact = true;
+    bool no_peer_id = false;
+    ip_address external_ip;
+    /// The framed response (headers + body); capacity reused.
+    std::string wire;
+  };
+
+  slot& slot_for(std::uint64_t seq) noexcept { return ring_[seq % ring_.size()]; }
+  std::size_t in_flight() const noexcept { return static_cast<std::size_t>(next_seq_ - head_seq_); }
+
+  void do_read();
+  void on_read(boost::beast::error_code ec, std::size_t bytes);
+  /// Turns a read error that carries an HTTP meaning into its response.
+  bool respond_to_parse_error(boost::beast::error_code ec);
+  void handle_request(std::size_t header_bytes);
+  void handle_announce(slot& s, std::string_view query);
+  void handle_scrape(slot& s, std::string_view query);
+  slot& open_slot();
+  /// Frames `body` into `s` and marks it ready.
+  void finish_slot(slot& s, http_status status, std::string_view body,
+                   std::string_view extra_headers = {});
+  void finish_failure(slot& s, std::string_view reason, bool retryable);
+  /// Finds the slot for a CAF reply; null if the session closed or `tag` is stale.
+  slot* reply_slot(std::uint64_t tag) noexcept;
+
+  void maybe_read();
+  void maybe_write();
+  void on_write(boost::beast::error_code ec, std::size_t bytes);
+  /// Ends the session if nothing is left to do.
+  void maybe_finish();
+  /// Graceful end after a final response: shutdown(send), then discard what
+  /// the client still sends until EOF or a short deadline, so the kernel
+  /// does not answer unread data with a RST that would destroy the response.
+  void linger_close();
+  void do_discard();
+  void close_now();
+  void begin_drain();
+  /// "ADDR:PORT" of the peer, for debug logs (formatted only when logged).
+  std::string who() const;
+
+  http_context& ctx_;
+  const std::size_t lane_;
+  const executor_type executor_;
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<request_parser> parser_;
+  ip_address peer_;  ///< socket peer, IPv4-mapped normalised
+  std::uint16_t peer_port_ = 0;
+  boost::asio::steady_timer linger_timer_;
+  http_context::registry::iterator registry_pos_;
+  bool registered_ = false;
+
+  std::vector<slot> ring_;
+  std::uint64_t head_seq_ = 0;  ///< oldest slot not yet written
+  std::uint64_t next_seq_ = 0;  ///< slot the next request takes
+  std::vector<boost::asio::const_buffer> write_buffers_;
+  std::size_t writing_count_ = 0;  ///< slots in the write in flight (0: none)
+
+  bool reading_ = false;
+  bool read_closed_ = false;  ///< no further requests will be read
+  bool draining_ = false;
+  bool lingering_ = false;
+  bool closed_ = false;
+  /// A response with `Connection: close` went out: end with a lingering close.
+  bool sent_close_ = false;
+
+  /// Scratch buffers reused for every request of this connection.
+  std::string body_;
+  std::string forwarded_for_;
+  char discard_[512];
+};
+
+}  // namespace sk

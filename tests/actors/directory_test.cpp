@@ -1,0 +1,233 @@
+// swarm_directory: deterministic tests on the testing scheduler, and
+// concurrent routing from plain threads on the real scheduler.
+
+#include "actors/directory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "actors/swarm_actor.hpp"
+#include "caf_fixture.hpp"
+#include "test_util.hpp"
+
+namespace sk {
+namespace {
+
+using std::chrono::seconds;
+using test::pid;
+using test::v4;
+
+swarm_config short_config() {
+  swarm_config c;
+  c.announce_interval = seconds(60);
+  c.min_interval = seconds(30);
+  c.peer_timeout = seconds(150);
+  c.sweep_period = seconds(10);
+  c.idle_lifetime = seconds(100);
+  c.rng_seed = 7;
+  return c;
+}
+
+swarm_announce make_announce(const info_hash& h, std::uint64_t peer, const endpoint& ep,
+                             announce_event ev = announce_event::started) {
+  swarm_announce a;
+  a.request.hash = h;
+  a.request.id = pid(peer);
+  a.request.port = ep.port;
+  a.request.left = 1;
+  a.request.event = ev;
+  a.peer = ep;
+  return a;
+}
+
+class Directory : public test::caf_fixture {
+ protected:
+  ~Directory() override {
+    // Swarms must be gone before the fixture's own teardown.
+    if (dir) {
+      dir->stop_all();
+    }
+    run();
+  }
+  std::unique_ptr<swarm_directory> dir = std::make_unique<swarm_directory>(*sys, short_config(), 8);
+};
+
+TEST_F(Directory, RouteSpawnsOnceAndFindNeverSpawns) {
+  const auto h1 = test::ih(1);
+  const auto h2 = test::ih(2);
+  EXPECT_FALSE(dir->find(h1));
+  EXPECT_EQ(dir->size(), 0u);
+  auto a = dir->route(h1);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(dir->route(h1), a);
+  EXPECT_EQ(dir->find(h1), a);
+  EXPECT_EQ(dir->size(), 1u);
+  EXPECT_FALSE(dir->find(h2));
+  EXPECT_EQ(dir->size(), 1u);
+  auto b = dir->route(h2);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(dir->size(), 2u);
+  run();
+  // The routed actor is the swarm of that hash: it serves announces.
+  auto r = ask<announce_result>(a, announce_atom::value, make_announce(h1, 1, v4(10, 0, 0, 1, 1)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->stats.incomplete, 1);
+  EXPECT_EQ(r->interval, 60);
+}
+
+TEST_F(Directory, ManyHashesSpreadOverStripesAndStayDistinct) {
+  std::vector<caf::actor> swarms;
+  for (std::uint8_t i = 0; i < 100; ++i) {
+    swarms.push_back(dir->route(test::ih(0x30, i)));
+  }
+  EXPECT_EQ(dir->size(), 100u);
+  for (std::uint8_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(dir->find(test::ih(0x30, i)), swarms[i]);
+  }
+  std::sort(swarms.begin(), swarms.end());
+  EXPECT_EQ(std::unique(swarms.begin(), swarms.end()), swarms.end());
+}
+
+TEST_F(Directory, IdleSwarmLeavesTheDirectoryAndRouteSpawnsAFreshOne) {
+  const auto h = test::ih(3);
+  auto first = dir->route(h);
+  run();
+  watch(first);
+  auto r =
+      ask<announce_result>(first, announce_atom::value, make_announce(h, 1, v4(10, 0, 0, 1, 1)));
+  ASSERT_TRUE(r);
+  r = ask<announce_result>(first, announce_atom::value,
+                           make_announce(h, 1, v4(10, 0, 0, 1, 1), announce_event::stopped));
+  ASSERT_TRUE(r);
+  advance(seconds(95));
+  EXPECT_EQ(dir->find(h), first);
+  advance(seconds(20));
+  EXPECT_TRUE(exited(first));
+  EXPECT_FALSE(dir->find(h));
+  EXPECT_EQ(dir->size(), 0u);
+  // A request that raced with the ending gets request_receiver_down...
+  auto late =
+      ask<announce_result>(first, announce_atom::value, make_announce(h, 2, v4(10, 0, 0, 2, 1)));
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error(), caf::sec::request_receiver_down);
+  // ...and routing again yields a new, working swarm.
+  auto second = dir->route(h);
+  ASSERT_TRUE(second);
+  EXPECT_NE(second, first);
+  run();
+  r = ask<announce_result>(second, announce_atom::value, make_announce(h, 2, v4(10, 0, 0, 2, 1)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->stats.incomplete, 1);
+}
+
+TEST_F(Directory, StopAllEndsEverySwarmAndRouteSpawnsNoMore) {
+  auto a = dir->route(test::ih(4));
+  auto b = dir->route(test::ih(5));
+  run();
+  watch(a);
+  watch(b);
+  dir->stop_all();
+  run();
+  for (const auto& swarm : {a, b}) {
+    caf::error reason;
+    EXPECT_TRUE(exited(swarm, &reason));
+    EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
+  }
+  EXPECT_EQ(dir->size(), 0u);
+  EXPECT_FALSE(dir->find(test::ih(4)));
+  EXPECT_FALSE(dir->route(test::ih(6)));
+  EXPECT_EQ(dir->size(), 0u);
+  dir->stop_all();  // idempotent
+}
+
+TEST_F(Directory, DestroyingTheDirectoryStopsItsSwarms) {
+  auto swarm = dir->route(test::ih(8));
+  run();
+  watch(swarm);
+  dir.reset();
+  run();
+  EXPECT_TRUE(exited(swarm));
+}
+
+TEST_F(Directory, InvalidConfigOrStripeCountThrows) {
+  swarm_config bad = short_config();
+  bad.min_interval = seconds(1000);
+  EXPECT_THROW(swarm_directory(*sys, bad), std::invalid_argument);
+  try {
+    swarm_directory d(*sys, bad);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("min interval"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(swarm_directory(*sys, short_config(), 0), std::invalid_argument);
+}
+
+// Concurrent routing needs real threads, so a real scheduler.
+TEST(DirectoryConcurrency, ConcurrentRoutesOfTheSameHashGetTheSameActor) {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  register_message_types(cfg);
+  caf::actor_system sys{cfg};
+  {
+    swarm_directory dir(sys, short_config(), 4);  // few stripes: more contention
+    constexpr int threads = 8;
+    constexpr int hashes = 300;
+    std::vector<std::vector<caf::actor>> seen(threads, std::vector<caf::actor>(hashes));
+    std::atomic<int> ready{0};
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        std::vector<int> order(hashes);
+        for (int i = 0; i < hashes; ++i) {
+          order[i] = i;
+        }
+        std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(t)));
+        ready.fetch_add(1);
+        while (ready.load() < threads) {
+        }  // start together
+        for (int i : order) {
+          const auto h = test::ih(static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i));
+          seen[t][i] = (t % 2 == 0 || i % 3 != 0) ? dir.route(h) : dir.find(h);
+        }
+      });
+    }
+    for (auto& th : pool) {
+      th.join();
+    }
+    EXPECT_EQ(dir.size(), static_cast<std::size_t>(hashes));
+    for (int i = 0; i < hashes; ++i) {
+      const auto h = test::ih(static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i));
+      const auto owner = dir.find(h);
+      ASSERT_TRUE(owner);
+      for (int t = 0; t < threads; ++t) {
+        // find() may have run before anyone routed; route() never disagrees.
+        if (seen[t][i]) {
+          ASSERT_EQ(seen[t][i], owner) << "hash " << i << " thread " << t;
+        } else {
+          ASSERT_TRUE(t % 2 == 1 && i % 3 == 0) << "route returned nothing";
+        }
+      }
+    }
+    // The swarms work on the real scheduler too.
+    caf::scoped_actor self{sys};
+    const auto h = test::ih(0, 1);
+    bool answered = false;
+    self->request(dir.find(h), seconds(10), announce_atom::value,
+                  make_announce(h, 1, v4(10, 0, 0, 1, 1)))
+        .receive([&](announce_result& r) { answered = r.stats.incomplete == 1; },
+                 [&](caf::error& err) { ADD_FAILURE() << sys.render(err); });
+    EXPECT_TRUE(answered);
+    dir.stop_all();
+  }
+  // ~actor_system waits for the swarms, which stop_all() ended.
+}
+
+}  // namespace
+}  // namespace sk

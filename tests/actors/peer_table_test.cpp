@@ -1,0 +1,576 @@
+// peer_table without CAF: every call gets its time from the test.
+
+#include "actors/peer_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "actors/swarm_config.hpp"
+#include "test_util.hpp"
+
+namespace sk {
+namespace {
+
+using test::at;
+using test::compact;
+using test::pid;
+using test::v4;
+using test::v6;
+using change = peer_table::change;
+constexpr auto none = announce_event::none;
+constexpr auto started = announce_event::started;
+constexpr auto completed = announce_event::completed;
+constexpr auto stopped = announce_event::stopped;
+
+/// Splits a compact string into its entries of `width` bytes.
+std::vector<std::string> entries_of(const std::string& s, std::size_t width) {
+  EXPECT_EQ(s.size() % width, 0u);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i + width <= s.size(); i += width) {
+    out.push_back(s.substr(i, width));
+  }
+  return out;
+}
+
+TEST(PeerTable, NewPeerIsAddedAndReannounceFromSameAddressUpdatesIt) {
+  peer_table t(1);
+  EXPECT_EQ(t.announce(pid(1), v4(10, 0, 0, 1, 6881), 100, started, at(0)), change::added);
+  EXPECT_EQ(t.announce(pid(1), v4(10, 0, 0, 1, 7000), 100, none, at(10)), change::updated);
+  EXPECT_EQ(t.size(), 1u);
+  endpoint ep;
+  ASSERT_TRUE(t.find({pid(1), v4(10, 0, 0, 1, 0).ip}, ep));
+  EXPECT_EQ(ep.port, 7000);
+  // The ready-made compact bytes follow the port change.
+  t.announce(pid(2), v4(10, 0, 0, 2, 6881), 100, started, at(10));
+  std::string p4, p6;
+  EXPECT_EQ(t.select_compact({pid(2), v4(10, 0, 0, 2, 0).ip}, 50, p4, p6), 1u);
+  EXPECT_EQ(p4, compact(v4(10, 0, 0, 1, 7000)));
+  EXPECT_TRUE(p6.empty());
+  EXPECT_TRUE(t.check_invariants());
+}
+
+TEST(PeerTable, SamePeerIdFromAnotherAddressIsAnotherPeer) {
+  peer_table t(1);
+  t.announce(pid(1), v4(10, 0, 0, 1, 6881), 100, started, at(0));
+  EXPECT_EQ(t.announce(pid(1), v4(10, 0, 0, 9, 6881), 100, started, at(0)), change::added);
+  EXPECT_EQ(t.announce(pid(1), v6(0, 1, 6881), 100, started, at(0)), change::added);
+  EXPECT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.leechers(), 3u);
+  EXPECT_EQ(t.ipv4_count(), 2u);
+  EXPECT_EQ(t.ipv6_count(), 1u);
+  EXPECT_TRUE(t.check_invariants());
+}
+
+TEST(PeerTable, StoppedRemovesKnownPeerAndIgnoresUnknown) {
+  peer_table t(1);
+  t.announce(pid(1), v4(10, 0, 0, 1, 6881), 0, started, at(0));
+  t.announce(pid(2), v4(10, 0, 0, 2, 6881), 5, started, at(0));
+  EXPECT_EQ(t.announce(pid(3), v4(10, 0, 0, 3, 6881), 5, stopped, at(1)), change::ignored);
+  EXPECT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.announce(pid(1), v4(10, 0, 0, 1, 6881), 0, stopped, at(1)), change::removed);
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_FALSE(t.contains({pid(1), v4(10, 0, 0, 1, 0).ip}));
+  EXPECT_TRUE(t.contains({pid(2), v4(10, 0, 0, 2, 0).ip}));
+  EXPECT_EQ(t.stats().complete, 0);
+  EXPECT_EQ(t.stats().incomplete, 1);
+  // Stopped from the right id but another address removes nothing.
+  EXPECT_EQ(t.announce(pid(2), v4(10, 0, 0, 7, 6881), 5, stopped, at(2)), change::ignored);
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_TRUE(t.check_invariants());
+}
+
+TEST(PeerTable, CompletedCountsOncePerPeer) {
+  peer_table t(1);
+  t.announce(pid(1), v4(10, 0, 0, 1, 6881), 10, started, at(0));
+  EXPECT_EQ(t.downloaded(), 0u);
+  t.announce(pid(1), v4(10, 0, 0, 1, 6881), 0, completed, at(1));
+  EXPECT_EQ(t.downloaded(), 1u);
+  t.announce(pid(1), v4(10, 0, 0, 1, 6881), 0, completed, at(2));  // again: no change
+  t.announce(pid(1), v4(10, 0, 0, 1, 6881), 0, none, at(3));
+  EXPECT_EQ(t.downloaded(), 1u);
+  // A peer first seen with `completed` (e.g. after a tracker restart) counts.
+  EXPECT_EQ(t.announce(pid(2), v4(10, 0, 0, 2, 6881), 0, completed, at(4)), change::added);
+  EXPECT_EQ(t.downloaded(), 2u);
+  t.announce(pid(2), v4(10, 0, 0, 2, 6881), 0, completed, at(5));
+  EXPECT_EQ(t.downloaded(), 2u);
+  // Completions stay counted after the peers leave.
+  t.announce(pid(1), v4(10, 0, 0, 1, 6881), 0, stopped, at(6));
+  EXPECT_EQ(t.stats().downloaded, 2);
+  EXPECT_TRUE(t.check_invariants());
+}
+
+TEST(PeerTable, SeederAndLeecherCountsAreExactThroughTransitions) {
+  peer_table t(1);
+  auto expect_counts = [&](std::int64_t seeders, std::int64_t leechers) {
+    EXPECT_EQ(t.stats().complete, seeders);
+    EXPECT_EQ(t.stats().incomplete, leechers);
+    EXPECT_TRUE(t.check_invariants());
+  };
+  t.announce(pid(1), v4(10, 0, 0, 1, 1), 100, started, at(0));
+  t.announce(pid(2), v4(10, 0, 0, 2, 1), 100, started, at(0));
+  t.announce(pid(3), v6(0, 3, 1), 0, started, at(0));
+  expect_counts(1, 2);
+  t.announce(pid(1), v4(10, 0, 0, 1, 1), 50, none, at(1));  // progress, still leecher
+  expect_counts(1, 2);
+  t.announce(pid(1), v4(10, 0, 0, 1, 1), 0, completed, at(2));  // leecher -> seeder
+  expect_counts(2, 1);
+  t.announce(pid(1), v4(10, 0, 0, 1, 1), 0, none, at(3));  // seeder stays seeder
+  expect_counts(2, 1);
+  t.announce(pid(3), v6(0, 3, 1), 7, none, at(4));  // seeder -> leecher (re-check)
+  expect_counts(1, 2);
+  t.announce(pid(1), v4(10, 0, 0, 1, 1), 0, stopped, at(5));  // seeder leaves
+  expect_counts(0, 2);
+  t.announce(pid(2), v4(10, 0, 0, 2, 1), 100, stopped, at(5));  // leecher leaves
+  expect_counts(0, 1);
+  t.sweep(at(10000), std::chrono::seconds(100), 100);  // the last one expires
+  expect_counts(0, 0);
+  EXPECT_TRUE(t.empty());
+}
+
+TEST(PeerTable, PeerExpiresExactlyAtTimeout) {
+  peer_table t(1);
+  const auto timeout = std::chrono::seconds(100);
+  t.announce(pid(1), v4(10, 0, 0, 1, 1), 1, started, at(0));
+  t.announce(pid(2), v4(10, 0, 0, 2, 1), 1, started, at(50));
+  auto r = t.sweep(at(99), timeout, 10);
+  EXPECT_EQ(r.examined, 2u);
+  EXPECT_EQ(r.expired, 0u);
+  EXPECT_TRUE(r.cycle_done);
+  r = t.sweep(at(100), timeout, 10);
+  EXPECT_EQ(r.expired, 1u);
+  EXPECT_FALSE(t.contains({pid(1), v4(10, 0, 0, 1, 0).ip}));
+  // A re-announce refreshes: peer 2 seen at 120 survives 149 and 219.
+  t.announce(pid(2), v4(10, 0, 0, 2, 1), 1, none, at(120));
+  EXPECT_EQ(t.sweep(at(219), timeout, 10).expired, 0u);
+  EXPECT_EQ(t.sweep(at(220), timeout, 10).expired, 1u);
+  EXPECT_TRUE(t.empty());
+  EXPECT_EQ(t.leechers(), 0u);
+  EXPECT_TRUE(t.check_invariants());
+}
+
+TEST(PeerTable, SweepExaminesAtMostBudgetPeersPerCall) {
+  peer_table t(1);
+  const auto timeout = std::chrono::seconds(100);
+  // 1000 peers: even-numbered announced at 0 (stale at 150), odd at 100.
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    t.announce(pid(i),
+               v4(10, 1, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i), 1), 1,
+               started, at(i % 2 == 0 ? 0 : 100));
+  }
+  std::size_t calls = 0;
+  std::size_t examined = 0;
+  std::size_t expired = 0;
+  for (;;) {
+    auto r = t.sweep(at(150), timeout, 64);
+    ++calls;
+    EXPECT_LE(r.examined, 64u);
+    examined += r.examined;
+    expired += r.expired;
+    EXPECT_TRUE(t.check_invariants());
+    if (r.cycle_done) {
+      break;
+    }
+    ASSERT_LT(calls, 100u) << "sweep never finished its cycle";
+  }
+  EXPECT_EQ(examined, 1000u);  // every peer examined exactly once
+  EXPECT_EQ(expired, 500u);
+  EXPECT_EQ(calls, 16u);  // ceil(1000 / 64)
+  EXPECT_EQ(t.size(), 500u);
+  EXPECT_EQ(t.leechers(), 500u);
+  // The next cycle starts over and finds nothing more to expire.
+  auto r = t.sweep(at(150), timeout, 10000);
+  EXPECT_EQ(r.examined, 500u);
+  EXPECT_EQ(r.expired, 0u);
+  EXPECT_TRUE(r.cycle_done);
+}
+
+TEST(PeerTable, SweepOfEmptyTableFinishesAtOnce) {
+  peer_table t(1);
+  auto r = t.sweep(at(0), std::chrono::seconds(1), 10);
+  EXPECT_EQ(r.examined, 0u);
+  EXPECT_TRUE(r.cycle_done);
+}
+
+TEST(PeerTable, RequesterIsNeverReturned) {
+  for (int v6_requester = 0; v6_requester < 2; ++v6_requester) {
+    peer_table t(7);
+    for (std::uint8_t i = 0; i < 4; ++i) {
+      t.announce(pid(i), v4(10, 0, 0, i, 1000 + i), 1, started, at(0));
+    }
+    for (std::uint8_t i = 0; i < 4; ++i) {
+      t.announce(pid(10 + i), v6(0, i, 2000 + i), 1, started, at(0));
+    }
+    const endpoint me = v6_requester ? v6(0, 2, 2002) : v4(10, 0, 0, 2, 1002);
+    const peer_id my_id = v6_requester ? pid(12) : pid(2);
+    const std::string mine = compact(me);
+    for (int round = 0; round < 500; ++round) {
+      std::string p4, p6;
+      EXPECT_EQ(t.select_compact({my_id, me.ip}, 50, p4, p6), 7u);
+      for (auto& e : entries_of(p4, 6)) {
+        ASSERT_NE(e, mine);
+      }
+      for (auto& e : entries_of(p6, 18)) {
+        ASSERT_NE(e, mine);
+      }
+      std::vector<peer_entry> entries;
+      EXPECT_EQ(t.select_entries({my_id, me.ip}, 3, entries), 3u);
+      for (auto& e : entries) {
+        ASSERT_FALSE(e.id == my_id && e.ep.ip == me.ip);
+      }
+    }
+  }
+}
+
+TEST(PeerTable, SamePeerIdAtAnotherAddressIsNotTheRequester) {
+  // The requester is (id, address): its twin id at another address is
+  // another peer and may be returned, the requester itself never.
+  peer_table t(3);
+  const endpoint me = v4(10, 0, 0, 2, 2);
+  const endpoint twin = v4(10, 0, 0, 1, 1);
+  t.announce(pid(1), me, 1, started, at(0));
+  t.announce(pid(2), v4(10, 0, 0, 3, 3), 1, started, at(0));
+  t.announce(pid(1), twin, 1, started, at(0));  // last touched: the twin
+  for (int round = 0; round < 50; ++round) {
+    std::string p4, p6;
+    ASSERT_EQ(t.select_compact({pid(1), me.ip}, 50, p4, p6), 2u);
+    auto got = entries_of(p4, 6);
+    ASSERT_EQ(std::count(got.begin(), got.end(), compact(me)), 0);
+    ASSERT_EQ(std::count(got.begin(), got.end(), compact(twin)), 1);
+  }
+}
+
+TEST(PeerTable, LonePeerGetsNobody) {
+  peer_table t(1);
+  t.announce(pid(1), v4(10, 0, 0, 1, 1), 1, started, at(0));
+  std::string p4, p6;
+  EXPECT_EQ(t.select_compact({pid(1), v4(10, 0, 0, 1, 1).ip}, 50, p4, p6), 0u);
+  EXPECT_TRUE(p4.empty());
+  EXPECT_TRUE(p6.empty());
+}
+
+TEST(PeerTable, UnknownRequesterMayGetEveryone) {
+  peer_table t(1);
+  for (std::uint8_t i = 0; i < 5; ++i) {
+    t.announce(pid(i), v4(10, 0, 0, i, 1), 1, started, at(0));
+  }
+  std::string p4, p6;
+  EXPECT_EQ(t.select_compact({pid(99), v4(10, 0, 0, 99, 1).ip}, 50, p4, p6), 5u);
+  auto got = entries_of(p4, 6);
+  std::set<std::string> distinct(got.begin(), got.end());
+  EXPECT_EQ(distinct.size(), 5u);
+}
+
+TEST(PeerTable, NumwantIsHonouredCappedAndDefaulted) {
+  swarm_config cfg;  // default 50, cap 50
+  peer_table t(3);
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    t.announce(pid(i),
+               v4(10, 2, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i), 1), 1,
+               started, at(0));
+  }
+  const peer_key me{pid(0), v4(10, 2, 0, 0, 1).ip};
+  auto count_for = [&](std::int32_t numwant) {
+    std::string p4, p6;
+    const std::size_t n = t.select_compact(me, cfg.resolve_numwant(numwant), p4, p6);
+    EXPECT_EQ(p4.size(), 6 * n);
+    auto got = entries_of(p4, 6);
+    EXPECT_EQ(std::set<std::string>(got.begin(), got.end()).size(), n) << "duplicates";
+    return n;
+  };
+  EXPECT_EQ(count_for(10), 10u);
+  EXPECT_EQ(count_for(0), 0u);
+  EXPECT_EQ(count_for(-1), 50u);    // not given: default
+  EXPECT_EQ(count_for(1000), 50u);  // capped
+  cfg.default_numwant = 30;
+  cfg.max_numwant = 80;
+  EXPECT_EQ(count_for(-1), 30u);
+  EXPECT_EQ(count_for(75), 75u);
+  EXPECT_EQ(count_for(81), 80u);
+  // Fewer others than wanted: all 199 others at most.
+  cfg.max_numwant = 10000;
+  EXPECT_EQ(count_for(500), 199u);
+}
+
+TEST(PeerTable, CompactRepliesSplitIpv4AndIpv6WithExactBytes) {
+  peer_table t(5);
+  const endpoint a = v4(192, 168, 1, 10, 6881);
+  const endpoint b = v4(172, 16, 0, 1, 51413);
+  const endpoint c = v6(0xab, 0xcd, 443);
+  const endpoint me = v4(10, 0, 0, 1, 1);
+  t.announce(pid(1), a, 0, started, at(0));
+  t.announce(pid(2), b, 1, started, at(0));
+  t.announce(pid(3), c, 1, started, at(0));
+  t.announce(pid(4), me, 1, started, at(0));
+  std::string p4, p6;
+  EXPECT_EQ(t.select_compact({pid(4), me.ip}, 50, p4, p6), 3u);
+  auto got4 = entries_of(p4, 6);
+  std::sort(got4.begin(), got4.end());
+  std::vector<std::string> want4{compact(a), compact(b)};
+  std::sort(want4.begin(), want4.end());
+  EXPECT_EQ(got4, want4);
+  ASSERT_EQ(p6, compact(c));
+  // 2001:db8::abcd, port 443, exactly as BEP 7 lays it out.
+  const std::string bep7("\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\xab\xcd\x01\xbb", 18);
+  EXPECT_EQ(p6, bep7);
+  EXPECT_EQ(compact(a), std::string("\xc0\xa8\x01\x0a\x1a\xe1", 6));
+}
+
+TEST(PeerTable, NonCompactSelectionCarriesIdsAndEndpoints) {
+  peer_table t(5);
+  std::map<std::string, endpoint> announced;
+  for (std::uint8_t i = 1; i <= 3; ++i) {
+    t.announce(pid(i), v4(10, 0, 0, i, 6880 + i), 1, started, at(0));
+    announced[std::string(pid(i).view())] = v4(10, 0, 0, i, 6880 + i);
+  }
+  t.announce(pid(4), v6(0, 4, 6884), 1, started, at(0));
+  announced[std::string(pid(4).view())] = v6(0, 4, 6884);
+  std::vector<peer_entry> out;
+  EXPECT_EQ(t.select_entries({pid(1), v4(10, 0, 0, 1, 0).ip}, 50, out), 3u);
+  ASSERT_EQ(out.size(), 3u);
+  std::set<std::string> ids;
+  for (auto& e : out) {
+    auto it = announced.find(std::string(e.id.view()));
+    ASSERT_NE(it, announced.end());
+    EXPECT_EQ(e.ep, it->second);
+    ids.insert(std::string(e.id.view()));
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids.count(std::string(pid(1).view())), 0u);
+}
+
+TEST(PeerTable, FullTableRejectsNewPeersButKeepsServingKnownOnes) {
+  peer_table t(1, 2);
+  EXPECT_EQ(t.announce(pid(1), v4(10, 0, 0, 1, 1), 1, started, at(0)), change::added);
+  EXPECT_EQ(t.announce(pid(2), v4(10, 0, 0, 2, 1), 1, started, at(0)), change::added);
+  EXPECT_EQ(t.announce(pid(3), v4(10, 0, 0, 3, 1), 1, started, at(0)), change::rejected);
+  EXPECT_EQ(t.announce(pid(1), v4(10, 0, 0, 1, 1), 0, none, at(1)), change::updated);
+  EXPECT_EQ(t.size(), 2u);
+  std::string p4, p6;
+  EXPECT_EQ(t.select_compact({pid(3), v4(10, 0, 0, 3, 1).ip}, 50, p4, p6), 2u);
+  t.announce(pid(2), v4(10, 0, 0, 2, 1), 1, stopped, at(2));
+  EXPECT_EQ(t.announce(pid(3), v4(10, 0, 0, 3, 1), 1, started, at(2)), change::added);
+}
+
+TEST(PeerTable, LargeSwarmSampleIsDistinct) {
+  peer_table t(11);
+  for (std::uint32_t i = 0; i < 100000; ++i) {
+    t.announce(pid(i),
+               v4(10, static_cast<std::uint8_t>(i >> 16), static_cast<std::uint8_t>(i >> 8),
+                  static_cast<std::uint8_t>(i), 1),
+               1, started, at(0));
+  }
+  for (int round = 0; round < 100; ++round) {
+    std::string p4, p6;
+    ASSERT_EQ(t.select_compact({pid(5), v4(10, 0, 0, 5, 1).ip}, 200, p4, p6), 200u);
+    auto got = entries_of(p4, 6);
+    ASSERT_EQ(std::set<std::string>(got.begin(), got.end()).size(), 200u);
+    ASSERT_EQ(std::count(got.begin(), got.end(), compact(v4(10, 0, 0, 5, 1))), 0);
+  }
+}
+
+/// Pearson's chi-square of observed counts against equal expectation.
+double chi_square(const std::map<std::string, int>& counts, std::size_t categories, int total) {
+  const double expected = static_cast<double>(total) / static_cast<double>(categories);
+  double chi = 0;
+  for (auto& kv : counts) {
+    chi += (kv.second - expected) * (kv.second - expected) / expected;
+  }
+  // Categories never seen contribute `expected` each.
+  chi += static_cast<double>(categories - counts.size()) * expected;
+  return chi;
+}
+
+// Statistical tests: fixed seeds, so they are deterministic; the bounds sit
+// far in the tail (p < 1e-6 for a correct sampler), while a biased sampler
+// (e.g. one that never picks the slot after the requester, or splits the
+// families 50/50) lands far beyond them.
+
+TEST(PeerTableUniformity, EachOtherPeerIsPickedEquallyOften) {
+  peer_table t(20240601);
+  for (std::uint8_t i = 0; i < 20; ++i) {
+    t.announce(pid(i), v4(10, 0, 0, i, 1), 1, started, at(0));
+  }
+  const peer_key me{pid(7), v4(10, 0, 0, 7, 1).ip};  // requester mid-table
+  const int trials = 20000;
+  std::map<std::string, int> counts;
+  for (int i = 0; i < trials; ++i) {
+    std::string p4, p6;
+    t.select_compact(me, 5, p4, p6);
+    for (auto& e : entries_of(p4, 6)) {
+      ++counts[e];
+    }
+  }
+  EXPECT_EQ(counts.size(), 19u);
+  EXPECT_EQ(counts.count(compact(v4(10, 0, 0, 7, 1))), 0u);
+  // 18 degrees of freedom: p = 1e-6 at about 61.9.
+  EXPECT_LT(chi_square(counts, 19, trials * 5), 61.9);
+}
+
+/// Counts how often each unordered pair is drawn with numwant 2.
+std::map<std::string, int> pair_counts(peer_table& t, const peer_key& me, int trials) {
+  std::map<std::string, int> counts;
+  for (int i = 0; i < trials; ++i) {
+    std::string p4, p6;
+    EXPECT_EQ(t.select_compact(me, 2, p4, p6), 2u);
+    auto got = entries_of(p4, 6);
+    for (auto& e : entries_of(p6, 18)) {
+      got.push_back(e);
+    }
+    EXPECT_EQ(got.size(), 2u);
+    std::sort(got.begin(), got.end());
+    ++counts[got[0] + got[1]];
+  }
+  return counts;
+}
+
+TEST(PeerTableUniformity, EveryPairIsEquallyLikelyWhereverTheRequesterSits) {
+  // 6 peers, requester excluded: C(5,2) = 10 pairs. Moving the requester
+  // across slots checks the slot remapping around it.
+  for (std::uint8_t me_index : {0, 2, 5}) {
+    peer_table t(99 + me_index);
+    for (std::uint8_t i = 0; i < 6; ++i) {
+      t.announce(pid(i), v4(10, 0, 0, i, 1), 1, started, at(0));
+    }
+    const int trials = 20000;
+    auto counts = pair_counts(t, {pid(me_index), v4(10, 0, 0, me_index, 1).ip}, trials);
+    EXPECT_EQ(counts.size(), 10u) << "requester " << int(me_index);
+    // 9 degrees of freedom: p = 1e-6 at about 44.8.
+    EXPECT_LT(chi_square(counts, 10, trials), 44.8) << "requester " << int(me_index);
+  }
+}
+
+TEST(PeerTableUniformity, PairsAcrossFamiliesAreEquallyLikely) {
+  // Requester v4 + 2 v4 + 4 v6 others: C(6,2) = 15 pairs, of which 1 is
+  // v4-v4, 8 mixed and 6 v6-v6. A 50/50 family split would give the v4-v4
+  // pair ~4x its share.
+  peer_table t(4242);
+  t.announce(pid(0), v4(10, 0, 0, 0, 1), 1, started, at(0));
+  for (std::uint8_t i = 1; i <= 2; ++i) {
+    t.announce(pid(i), v4(10, 0, 0, i, 1), 1, started, at(0));
+  }
+  for (std::uint8_t i = 3; i <= 6; ++i) {
+    t.announce(pid(i), v6(0, i, 1), 1, started, at(0));
+  }
+  const int trials = 30000;
+  auto counts = pair_counts(t, {pid(0), v4(10, 0, 0, 0, 1).ip}, trials);
+  EXPECT_EQ(counts.size(), 15u);
+  // 14 degrees of freedom: p = 1e-6 at about 54.6.
+  EXPECT_LT(chi_square(counts, 15, trials), 54.6);
+}
+
+TEST(PeerTableUniformity, SameSeedSameSelection) {
+  auto run = [](std::uint64_t seed) {
+    peer_table t(seed);
+    for (std::uint8_t i = 0; i < 50; ++i) {
+      t.announce(pid(i), v4(10, 0, 0, i, 1), 1, started, at(0));
+    }
+    std::string p4, p6;
+    t.select_compact({pid(0), v4(10, 0, 0, 0, 1).ip}, 10, p4, p6);
+    return p4;
+  };
+  EXPECT_EQ(run(5), run(5));
+  EXPECT_NE(run(5), run(6));
+}
+
+// Random operations against a simple reference model (std::map), checking
+// counts and internal cross-references after every step.
+TEST(PeerTable, RandomOperationsMatchReferenceModel) {
+  struct ref_peer {
+    std::uint16_t port;
+    bool seeder;
+    bool completed;
+    std::int64_t last_seen;
+  };
+  const std::uint64_t seed = 0x5eed;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  fast_rng rng(seed);
+  peer_table t(seed);
+  std::map<std::tuple<int, int>, ref_peer> ref;  // (peer number, address number)
+  std::int64_t downloaded = 0;
+  std::int64_t now = 0;
+  const std::int64_t timeout = 300;
+  auto address = [](int a) {
+    return a % 3 == 0 ? v6(0, static_cast<std::uint8_t>(a), 0)
+                      : v4(10, 9, 0, static_cast<std::uint8_t>(a), 0);
+  };
+  for (int step = 0; step < 20000; ++step) {
+    now += rng.below(5);
+    const int op = static_cast<int>(rng.below(100));
+    if (op < 90) {
+      const int p = static_cast<int>(rng.below(60));
+      const int a = static_cast<int>(rng.below(8));
+      endpoint ep = address(a);
+      ep.port = static_cast<std::uint16_t>(1 + rng.below(3));
+      const std::uint64_t left = rng.below(3) == 0 ? 0 : 1 + rng.below(100);
+      const auto ev = static_cast<announce_event>(rng.below(4));
+      t.announce(pid(static_cast<std::uint64_t>(p)), ep, left, ev, at(now));
+      auto key = std::make_tuple(p, a);
+      auto it = ref.find(key);
+      if (ev == announce_event::stopped) {
+        if (it != ref.end()) {
+          ref.erase(it);
+        }
+      } else if (it == ref.end()) {
+        ref[key] = {ep.port, left == 0, ev == announce_event::completed, now};
+        if (ev == announce_event::completed) {
+          ++downloaded;
+        }
+      } else {
+        it->second.port = ep.port;
+        it->second.seeder = left == 0;
+        it->second.last_seen = now;
+        if (ev == announce_event::completed && !it->second.completed) {
+          it->second.completed = true;
+          ++downloaded;
+        }
+      }
+    } else if (op < 95) {
+      // A full sweep cycle in small steps.
+      for (int guard = 0;; ++guard) {
+        ASSERT_LT(guard, 1000);
+        if (t.sweep(at(now), std::chrono::seconds(timeout), 1 + rng.below(7)).cycle_done) {
+          break;
+        }
+      }
+      for (auto it = ref.begin(); it != ref.end();) {
+        if (now - it->second.last_seen >= timeout) {
+          it = ref.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    } else {
+      // Selection never returns the requester nor duplicates.
+      const int p = static_cast<int>(rng.below(60));
+      const int a = static_cast<int>(rng.below(8));
+      std::vector<peer_entry> out;
+      const std::size_t want = rng.below(20);
+      const auto me = address(a);
+      const std::size_t got =
+          t.select_entries({pid(static_cast<std::uint64_t>(p)), me.ip}, want, out);
+      const std::size_t others = ref.size() - ref.count(std::make_tuple(p, a));
+      ASSERT_EQ(got, std::min(want, others));
+      for (auto& e : out) {
+        ASSERT_FALSE(e.id == pid(static_cast<std::uint64_t>(p)) && e.ep.ip == me.ip);
+      }
+    }
+    std::int64_t seeders = 0;
+    for (auto& kv : ref) {
+      seeders += kv.second.seeder;
+    }
+    ASSERT_EQ(t.size(), ref.size()) << "step " << step;
+    ASSERT_EQ(t.stats().complete, seeders) << "step " << step;
+    ASSERT_EQ(t.stats().incomplete, static_cast<std::int64_t>(ref.size()) - seeders)
+        << "step " << step;
+    ASSERT_EQ(t.stats().downloaded, downloaded) << "step " << step;
+    ASSERT_TRUE(t.check_invariants()) << "step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace sk
