@@ -15,11 +15,10 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <thread>
 
-#include <caf/all.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <caf/all.hpp>
 
 #include "actors/directory.hpp"
 #include "actors/messages.hpp"
@@ -57,8 +56,7 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   server.start();
   spdlog::info("swarmkeeper serving HTTP on {} ({} I/O threads, {} scheduler threads)",
                join(server.local_endpoints()), settings.http.io_threads,
-               caf::get_or(cfg, "scheduler.max-threads",
-                           static_cast<std::size_t>(std::thread::hardware_concurrency())));
+               sys.scheduler().num_workers());
 
   int sig = 0;
   while (sigwait(&stop_signals, &sig) != 0) {
@@ -68,8 +66,7 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
 
   server.stop_accepting();
   if (!server.drain(settings.drain_timeout))
-    spdlog::warn("drain deadline passed with {} connections still open",
-                 server.connection_count());
+    spdlog::warn("drain deadline passed with {} connections still open", server.connection_count());
   server.stop();
   bridge.stop();
   directory.stop_all();

@@ -52,8 +52,7 @@ std::optional<address_block> address_block::parse(std::string_view text) {
 bool address_block::contains(const ip_address& a) const noexcept {
   if (a.v6 != base.v6) return false;
   const unsigned full_bytes = prefix / 8;
-  if (!std::equal(a.bytes.begin(), a.bytes.begin() + full_bytes, base.bytes.begin()))
-    return false;
+  if (!std::equal(a.bytes.begin(), a.bytes.begin() + full_bytes, base.bytes.begin())) return false;
   const unsigned rest = prefix % 8;
   if (rest == 0) return true;
   const auto mask = static_cast<std::uint8_t>(0xffu << (8 - rest));
@@ -85,8 +84,7 @@ ip_address resolve_client_address(const ip_address& socket_peer, std::string_vie
     std::string_view rest = x_forwarded_for;
     while (!rest.empty()) {
       const auto comma = rest.rfind(',');
-      const std::string_view hop =
-          comma == std::string_view::npos ? rest : rest.substr(comma + 1);
+      const std::string_view hop = comma == std::string_view::npos ? rest : rest.substr(comma + 1);
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(0, comma);
       ip_address a;
       if (!parse_forwarded_address(hop, a)) {

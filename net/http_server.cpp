@@ -1,18 +1,18 @@
 #include "net/http_server.hpp"
 
+#include <functional>
 #include <future>
 #include <stdexcept>
 #include <thread>
 
 #include <pthread.h>
 
+#include <spdlog/spdlog.h>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <spdlog/spdlog.h>
 
 #include "net/http_session.hpp"
 
@@ -36,9 +36,10 @@ std::string endpoint_text(const tcp::endpoint& ep) {
 class http_listener : public std::enable_shared_from_this<http_listener> {
  public:
   using context_picker = std::function<std::pair<asio::io_context*, std::size_t>()>;
+  using acceptor_type = asio::basic_socket_acceptor<tcp, asio::io_context::executor_type>;
 
   http_listener(asio::io_context& ioc, http_context& ctx, context_picker pick)
-      : ctx_(ctx), pick_(std::move(pick)), acceptor_(asio::make_strand(ioc)), retry_(ioc) {}
+      : ctx_(ctx), pick_(std::move(pick)), acceptor_(ioc.get_executor()), retry_(ioc) {}
 
   /// Opens, binds and listens; returns the error instead of throwing so the
   /// caller can word it (and tolerate a missing IPv6 stack).
@@ -47,6 +48,11 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
     acceptor_.open(ep.protocol(), ec);
     if (ec) return ec;
     acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (ec) return ec;
+    // Responses are single writes and Nagle would only delay pipelined ones.
+    // Linux copies TCP_NODELAY to accepted sockets: one setsockopt here
+    // instead of one per connection (see http_session::start).
+    acceptor_.set_option(tcp::no_delay(true), ec);
     if (ec) return ec;
     if (ep.address().is_v6()) {
       acceptor_.set_option(asio::ip::v6_only{v6_only}, ec);
@@ -67,7 +73,7 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
     asio::dispatch(acceptor_.get_executor(), [self = shared_from_this()] { self->do_accept(); });
   }
 
-  /// Closes the acceptor on its strand and waits until that happened.
+  /// Closes the acceptor on its I/O thread and waits until that happened.
   void stop() {
     std::promise<void> done;
     asio::dispatch(acceptor_.get_executor(), [this, &done] {
@@ -85,13 +91,14 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
     if (stopped_) return;
     auto [ioc, lane] = pick_();
     lane_ = lane;
-    // The new socket's executor is a fresh strand on the chosen context: the
-    // session's strand.
-    acceptor_.async_accept(asio::make_strand(*ioc),
-                           beast::bind_front_handler(&http_listener::on_accept, shared_from_this()));
+    // The new socket lives on the chosen context: that I/O thread serves the
+    // whole connection. The peer's address comes with the accept (no
+    // getpeername call).
+    acceptor_.async_accept(
+        *ioc, peer_, beast::bind_front_handler(&http_listener::on_accept, shared_from_this()));
   }
 
-  void on_accept(beast::error_code ec, tcp::socket socket) {
+  void on_accept(beast::error_code ec, http_session::socket_type socket) {
     if (stopped_ || ec == asio::error::operation_aborted) return;
     if (ec) {
       // EMFILE/ENFILE/ENOBUFS: retrying at once would spin. Back off briefly.
@@ -107,7 +114,7 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
       beast::error_code ignored;
       socket.close(ignored);
     } else {
-      auto session = std::make_shared<http_session>(std::move(socket), ctx_, lane_);
+      auto session = std::make_shared<http_session>(std::move(socket), peer_, ctx_, lane_);
       auto [pos, drain_now] = ctx_.add(session);
       session->start(pos, drain_now);
     }
@@ -116,14 +123,25 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
 
   http_context& ctx_;
   context_picker pick_;
-  tcp::acceptor acceptor_;
-  asio::steady_timer retry_;
+  acceptor_type acceptor_;
+  http_session::timer_type retry_;
+  tcp::endpoint peer_;  ///< filled by the accept in flight
   std::size_t lane_ = 0;
   bool stopped_ = false;
 };
 
 struct http_server::impl {
   impl(const http_server_config& cfg, tracker_bridge& bridge) : ctx(cfg, bridge) {}
+
+  /// Sessions still referenced by queued jobs, replies or handlers need ctx
+  /// (their registry entry) and their io_context (their socket) when they
+  /// die: release them while both still exist, lanes first.
+  ~impl() {
+    for (auto& l : ctx.lanes) l->discard();
+    listeners.clear();
+    guards.clear();  // they point into the contexts
+    contexts.clear();
+  }
 
   // Declaration order is destruction order in reverse: listeners and any
   // leftover sessions die with the contexts, before ctx.
@@ -137,15 +155,20 @@ struct http_server::impl {
   bool running = false;
 
   std::pair<asio::io_context*, std::size_t> pick_context() {
-    const std::size_t i =
-        next_context.fetch_add(1, std::memory_order_relaxed) % contexts.size();
+    const std::size_t i = next_context.fetch_add(1, std::memory_order_relaxed) % contexts.size();
     return {contexts[i].get(), i};
   }
 
-  void listen(const tcp::endpoint& ep, bool v6_only, bool tolerate_failure) {
+  /// `tolerate_missing_family`: a host without that address family (no
+  /// IPv6 stack) only gets a warning. Anything else, e.g. the port being in
+  /// use, is fatal: serving one family silently would hide the problem.
+  void listen(const tcp::endpoint& ep, bool v6_only, bool tolerate_missing_family) {
     auto l = std::make_shared<http_listener>(*contexts[0], ctx, [this] { return pick_context(); });
     if (auto ec = l->open(ep, v6_only)) {
-      if (tolerate_failure) {
+      const bool missing_family = ec == asio::error::address_family_not_supported ||
+                                  ec == boost::system::errc::address_not_available ||
+                                  ec == asio::error::no_protocol_option;
+      if (tolerate_missing_family && missing_family) {
         spdlog::warn("not listening on {}: {}", endpoint_text(ep), ec.message());
         return;
       }
@@ -169,6 +192,7 @@ void http_server::start() {
     // other threads, e.g. CAF replies, still lock as usual).
     m.contexts.push_back(std::make_unique<asio::io_context>(1));
     m.guards.push_back(asio::make_work_guard(*m.contexts.back()));
+    m.ctx.lanes.push_back(std::make_unique<http_lane>(*m.contexts.back(), m.ctx.bridge, i));
   }
   if (cfg.bind_addresses.empty()) {
     // Both families on their own sockets; either may be missing on a host

@@ -11,6 +11,16 @@
 ///
 ///   start() ─▶ serving ─▶ stop_accepting() ─▶ drain(timeout) ─▶ stop()
 ///
+/// Threads: `io_threads` threads, each running its own io_context. A
+/// listener per bound endpoint (on context 0) hands each accepted connection
+/// to the next context in turn; that thread serves the connection for its
+/// whole life, so a single-threaded io_context is the connection's strand.
+/// Thread k talks to network actor k through lane k (http_session.hpp),
+/// which batches jobs and replies per event-loop round.
+///
+///   listener ─accept─▶ context k ─▶ session ─▶ lane k ═batch═▶ network actor k
+///                                   session ◀─ lane k ◀═batch═ (CAF threads)
+///
 /// Beast and Asio headers stay out of this header (pimpl), so app/ and tests
 /// do not compile them.
 

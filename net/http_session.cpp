@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include "protocol/reply.hpp"
 
@@ -63,13 +63,73 @@ void http_context::remove(registry::iterator pos) {
   all_closed.notify_all();
 }
 
+// -- lanes --------------------------------------------------------------------
+
+void http_lane::submit(announce_job&& job) {
+  pending_.announces.push_back(std::move(job));
+  schedule_flush();
+}
+
+void http_lane::submit(scrape_job&& job) {
+  pending_.scrapes.push_back(std::move(job));
+  schedule_flush();
+}
+
+void http_lane::schedule_flush() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  // Runs after the handlers already queued on this thread: every request
+  // parsed in this round of the event loop goes out in one message.
+  asio::post(ioc_, [this] { flush(); });
+}
+
+void http_lane::flush() {
+  flush_posted_ = false;
+  if (pending_.empty()) return;
+  bridge_.submit(index_, std::move(pending_));
+  pending_ = job_batch{};
+}
+
+void http_lane::post_reply(reply&& r) {
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> lock{mutex_};
+    was_empty = replies_.empty();
+    replies_.push_back(std::move(r));
+  }
+  // A drain is already on its way when the queue was not empty.
+  if (was_empty) asio::post(ioc_, [this] { deliver_replies(); });
+}
+
+void http_lane::deliver_replies() {
+  {
+    std::lock_guard<std::mutex> lock{mutex_};
+    std::swap(replies_, draining_);
+  }
+  for (auto& r : draining_) r.session->apply(r);
+  // The jobs' references to their sessions die here, on the I/O thread.
+  draining_.clear();
+}
+
+void http_lane::discard() {
+  {
+    std::lock_guard<std::mutex> lock{mutex_};
+    replies_.clear();
+  }
+  draining_.clear();
+  pending_ = job_batch{};
+}
+
 // -- life cycle ---------------------------------------------------------------
 
-http_session::http_session(tcp::socket&& socket, http_context& ctx, std::size_t lane)
+http_session::http_session(socket_type&& socket, const tcp::endpoint& peer, http_context& ctx,
+                           std::size_t lane)
     : ctx_(ctx),
       lane_(lane),
       executor_(socket.get_executor()),
       stream_(std::move(socket)),
+      peer_(to_ip_address(peer.address())),
+      peer_port_(peer.port()),
       linger_timer_(executor_),
       ring_(std::max<std::size_t>(ctx.cfg.max_pipeline, 1)) {
   write_buffers_.reserve(ring_.size());
@@ -83,17 +143,12 @@ void http_session::start(http_context::registry::iterator pos, bool drain_now) {
   registry_pos_ = pos;
   registered_ = true;
   asio::dispatch(executor_, [self = shared_from_this(), drain_now] {
+#ifndef __linux__
+    // Elsewhere accepted sockets need their own TCP_NODELAY (Linux inherits
+    // the listener's).
     beast::error_code ec;
-    auto& sock = self->stream_.socket();
-    const auto remote = sock.remote_endpoint(ec);
-    if (ec) {  // the client already left
-      self->close_now();
-      return;
-    }
-    self->peer_ = to_ip_address(remote.address());
-    self->peer_port_ = remote.port();
-    // Responses are single writes; Nagle would only delay pipelined ones.
-    sock.set_option(tcp::no_delay(true), ec);
+    self->stream_.socket().set_option(tcp::no_delay(true), ec);
+#endif
     if (drain_now) {
       self->begin_drain();
       return;
@@ -136,9 +191,8 @@ void http_session::do_read() {
   // A fresh parser per request: Beast parsers are single-use, and a fresh
   // one resets the limits' counters.
   parser_.emplace();
-  parser_->header_limit(static_cast<std::uint32_t>(ctx_.cfg.max_url_length +
-                                                   ctx_.cfg.max_header_bytes +
-                                                   request_line_overhead));
+  parser_->header_limit(static_cast<std::uint32_t>(
+      ctx_.cfg.max_url_length + ctx_.cfg.max_header_bytes + request_line_overhead));
   // Tracker requests are GETs without a body; any body is refused (413).
   parser_->body_limit(0);
   stream_.expires_after(ctx_.cfg.read_timeout);
@@ -247,6 +301,7 @@ void http_session::handle_request(std::size_t header_bytes) {
   if (!keep_alive) {
     s.close_after = true;
     read_closed_ = true;
+    client_closes_ = true;
   }
   const beast::string_view target = req.target();
   if (target.size() > ctx_.cfg.max_url_length) {
@@ -303,8 +358,8 @@ void http_session::handle_announce(slot& s, std::string_view query) {
       forwarded_for_.append(it->value().data(), it->value().size());
     }
     const auto real = req["X-Real-IP"];
-    client = resolve_client_address(peer_, forwarded_for_, {real.data(), real.size()},
-                                    ctx_.cfg.proxies);
+    client =
+        resolve_client_address(peer_, forwarded_for_, {real.data(), real.size()}, ctx_.cfg.proxies);
   }
   s.external_ip = client;
   if (ctx_.cfg.trust_ip_param && ar.claimed_ip) client = *ar.claimed_ip;
@@ -313,7 +368,7 @@ void http_session::handle_announce(slot& s, std::string_view query) {
   s.no_peer_id = ar.no_peer_id;
   job.sink = shared_from_this();
   job.tag = s.seq;
-  ctx_.bridge.announce(lane_, std::move(job));
+  ctx_.lanes[lane_]->submit(std::move(job));
 }
 
 void http_session::handle_scrape(slot& s, std::string_view query) {
@@ -332,7 +387,7 @@ void http_session::handle_scrape(slot& s, std::string_view query) {
   job.hashes.erase(std::unique(job.hashes.begin(), job.hashes.end()), job.hashes.end());
   job.sink = shared_from_this();
   job.tag = s.seq;
-  ctx_.bridge.scrape(lane_, std::move(job));
+  ctx_.lanes[lane_]->submit(std::move(job));
 }
 
 void http_session::finish_slot(slot& s, http_status status, std::string_view body,
@@ -360,47 +415,71 @@ http_session::slot* http_session::reply_slot(std::uint64_t tag) noexcept {
   return &s;
 }
 
-void http_session::on_announce(std::uint64_t tag, announce_result&& result) {
-  asio::post(executor_, [self = shared_from_this(), tag, r = std::move(result)] {
-    slot* s = self->reply_slot(tag);
-    if (s == nullptr) return;
-    announce_reply_view v;
-    v.interval = r.interval;
-    v.min_interval = r.min_interval;
-    v.stats = r.stats;
-    v.compact = s->compact;
-    v.no_peer_id = s->no_peer_id;
-    v.peers4 = r.peers4;
-    v.peers6 = r.peers6;
-    v.peers = r.peers.data();
-    v.peer_count = r.peers.size();
-    v.warning_message = r.warning_message;
-    v.external_ip = s->external_ip;
-    self->body_.clear();
-    encode_announce_reply(self->body_, v);
-    self->finish_slot(*s, http_status::ok, self->body_);
-    self->maybe_write();
-  });
+// The replies carry the job's reference (`sink`): if it is the last one,
+// the session dies on its I/O thread (see http_lane::drain).
+void http_session::on_announce(std::shared_ptr<reply_sink> sink, std::uint64_t tag,
+                               announce_result&& result) {
+  http_lane::reply r;
+  r.session = std::static_pointer_cast<http_session>(std::move(sink));
+  r.tag = tag;
+  r.what = http_lane::reply::kind::announce;
+  r.announce = std::move(result);
+  ctx_.lanes[lane_]->post_reply(std::move(r));
 }
 
-void http_session::on_scrape(std::uint64_t tag, std::vector<scrape_entry>&& entries) {
-  asio::post(executor_, [self = shared_from_this(), tag, e = std::move(entries)] {
-    slot* s = self->reply_slot(tag);
-    if (s == nullptr) return;
-    self->body_.clear();
-    encode_scrape_reply(self->body_, e.data(), e.size());
-    self->finish_slot(*s, http_status::ok, self->body_);
-    self->maybe_write();
-  });
+void http_session::on_scrape(std::shared_ptr<reply_sink> sink, std::uint64_t tag,
+                             std::vector<scrape_entry>&& entries) {
+  http_lane::reply r;
+  r.session = std::static_pointer_cast<http_session>(std::move(sink));
+  r.tag = tag;
+  r.what = http_lane::reply::kind::scrape;
+  r.scrape = std::move(entries);
+  ctx_.lanes[lane_]->post_reply(std::move(r));
 }
 
-void http_session::on_error(std::uint64_t tag, bridge_error error) {
-  asio::post(executor_, [self = shared_from_this(), tag, error] {
-    slot* s = self->reply_slot(tag);
-    if (s == nullptr) return;
-    self->finish_failure(*s, failure_text(error), true);
-    self->maybe_write();
-  });
+void http_session::on_error(std::shared_ptr<reply_sink> sink, std::uint64_t tag,
+                            bridge_error error) {
+  http_lane::reply r;
+  r.session = std::static_pointer_cast<http_session>(std::move(sink));
+  r.tag = tag;
+  r.what = http_lane::reply::kind::error;
+  r.error = error;
+  ctx_.lanes[lane_]->post_reply(std::move(r));
+}
+
+void http_session::apply(http_lane::reply& r) {
+  slot* s = reply_slot(r.tag);
+  if (s == nullptr) return;
+  switch (r.what) {
+    case http_lane::reply::kind::announce: {
+      const announce_result& a = r.announce;
+      announce_reply_view v;
+      v.interval = a.interval;
+      v.min_interval = a.min_interval;
+      v.stats = a.stats;
+      v.compact = s->compact;
+      v.no_peer_id = s->no_peer_id;
+      v.peers4 = a.peers4;
+      v.peers6 = a.peers6;
+      v.peers = a.peers.data();
+      v.peer_count = a.peers.size();
+      v.warning_message = a.warning_message;
+      v.external_ip = s->external_ip;
+      body_.clear();
+      encode_announce_reply(body_, v);
+      finish_slot(*s, http_status::ok, body_);
+      break;
+    }
+    case http_lane::reply::kind::scrape:
+      body_.clear();
+      encode_scrape_reply(body_, r.scrape.data(), r.scrape.size());
+      finish_slot(*s, http_status::ok, body_);
+      break;
+    case http_lane::reply::kind::error:
+      finish_failure(*s, failure_text(r.error), true);
+      break;
+  }
+  maybe_write();
 }
 
 // -- writing ------------------------------------------------------------------
@@ -464,8 +543,19 @@ void http_session::maybe_finish() {
 
 void http_session::linger_close() {
   if (closed_ || lingering_) return;
-  lingering_ = true;
   beast::error_code ec;
+  // The RST problem exists only when unread bytes sit in our receive
+  // buffer at close. A client that asked for the close itself sends nothing
+  // more (RFC 9112 9.6), so when nothing of it is buffered either, close at
+  // once: no timer, no extra read, not even a FIONREAD. That is every
+  // non-keep-alive request. When the server decided to close (an error,
+  // draining), check the socket for unread bytes first.
+  if (!reading_ && buffer_.size() == 0 &&
+      (client_closes_ || (stream_.socket().available(ec) == 0 && !ec))) {
+    close_now();
+    return;
+  }
+  lingering_ = true;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
   if (ec) {
     close_now();
@@ -496,10 +586,11 @@ void http_session::do_discard() {
 void http_session::close_now() {
   if (closed_) return;
   closed_ = true;
-  beast::error_code ec;
   linger_timer_.cancel();
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-  stream_.socket().close(ec);
+  // Closes the socket (whatever is queued still goes out, then FIN; a
+  // shutdown() first would only be one more system call) and cancels the
+  // stream's deadline timer.
+  stream_.close();
   // Jobs still held by network actors keep this object alive; their replies
   // find closed_ set and are dropped.
 }

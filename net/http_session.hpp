@@ -2,9 +2,13 @@
 /// One HTTP connection (internal to net/: included by http_server.cpp and
 /// http_session.cpp only).
 ///
-/// A session lives on its own strand; every member below is touched only
-/// there, except `executor_` (immutable) and the reply_sink entry points,
-/// which CAF threads call and which do nothing but `post` to the strand.
+/// A session lives on one I/O thread: each I/O thread runs its own
+/// io_context, and an io_context run by a single thread is an implicit
+/// strand, so every member below is touched only on that thread. The
+/// exceptions are `executor_` (immutable) and the reply_sink entry points,
+/// which CAF threads call and which do nothing but `post` to the executor.
+/// (An explicit strand per connection would serialise nothing more and add
+/// a strand queue hop and a lock to every completion.)
 ///
 /// Pipelining: each request takes the next slot of a ring of `max_pipeline`
 /// slots, in request order. A slot is filled when its response is known
@@ -27,9 +31,10 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/basic_stream_socket.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
@@ -41,12 +46,64 @@ namespace sk {
 
 class http_session;
 
+/// One I/O thread's link to its network actor, batched both ways:
+///
+///   sessions ─submit()─▶ pending job_batch ─(one post per loop round)─▶
+///       flush(): one anon_send to network actor k
+///   network actor k ─post_reply()─▶ reply queue (mutex) ─(a post only when
+///       the queue was empty)─▶ deliver_replies(): every session applies its reply
+///
+/// Per request that saves a mailbox operation with a possible scheduler
+/// wake-up, and an io_context post with a reactor interrupt: measured as
+/// the largest cost of the hand-over besides the system calls themselves.
+/// `submit`, `flush` and `deliver_replies` run on I/O thread k only;
+/// `post_reply` on CAF threads.
+class http_lane {
+ public:
+  /// What a network actor answered to one request of one session.
+  struct reply {
+    enum class kind : std::uint8_t { announce, scrape, error };
+    /// The job's reference to the session; dropped on the I/O thread.
+    std::shared_ptr<http_session> session;
+    std::uint64_t tag = 0;
+    kind what = kind::error;
+    announce_result announce;
+    std::vector<scrape_entry> scrape;
+    bridge_error error = bridge_error::internal;
+  };
+
+  http_lane(boost::asio::io_context& ioc, tracker_bridge& bridge, std::size_t index)
+      : ioc_(ioc), bridge_(bridge), index_(index) {}
+
+  void submit(announce_job&& job);
+  void submit(scrape_job&& job);
+  void post_reply(reply&& r);
+  /// Drops queued jobs and replies (server teardown, I/O threads stopped).
+  void discard();
+
+ private:
+  void schedule_flush();
+  void flush();
+  void deliver_replies();
+
+  boost::asio::io_context& ioc_;
+  tracker_bridge& bridge_;
+  const std::size_t index_;
+  job_batch pending_;          ///< I/O thread only
+  bool flush_posted_ = false;  ///< I/O thread only
+  std::mutex mutex_;
+  std::vector<reply> replies_;   ///< guarded by mutex_
+  std::vector<reply> draining_;  ///< I/O thread only (capacity reused)
+};
+
 /// State shared by the server and all its sessions.
 struct http_context {
   http_context(const http_server_config& c, tracker_bridge& b) : cfg(c), bridge(b) {}
 
   const http_server_config cfg;
   tracker_bridge& bridge;
+  /// One per I/O thread, set up by the server before any session exists.
+  std::vector<std::unique_ptr<http_lane>> lanes;
   /// False once the server stops accepting: /health answers 503.
   std::atomic<bool> serving{false};
 
@@ -54,7 +111,7 @@ struct http_context {
   using registry = std::list<std::weak_ptr<http_session>>;
   std::mutex mutex;
   std::condition_variable all_closed;
-  registry sessions;  ///< guarded by mutex
+  registry sessions;      ///< guarded by mutex
   bool draining = false;  ///< guarded by mutex; new sessions start draining
   std::atomic<std::size_t> session_count{0};
 
@@ -63,15 +120,23 @@ struct http_context {
   void remove(registry::iterator pos);
 };
 
-class http_session final : public reply_sink,
-                           public std::enable_shared_from_this<http_session> {
+class http_session final : public reply_sink, public std::enable_shared_from_this<http_session> {
  public:
   using tcp = boost::asio::ip::tcp;
-  /// The socket's executor: a strand (see the listener).
-  using executor_type = boost::asio::any_io_executor;
+  /// The executor of the connection's io_context (concrete, not type-erased:
+  /// `any_io_executor` costs reference counting on every handler).
+  using executor_type = boost::asio::io_context::executor_type;
+  using socket_type = boost::asio::basic_stream_socket<tcp, executor_type>;
+  using stream_type =
+      boost::beast::basic_stream<tcp, executor_type, boost::beast::unlimited_rate_policy>;
+  using timer_type =
+      boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                        boost::asio::wait_traits<std::chrono::steady_clock>,
+                                        executor_type>;
 
-  /// `socket` must have been accepted on a strand executor.
-  http_session(tcp::socket&& socket, http_context& ctx, std::size_t lane);
+  /// `socket` was accepted on the io_context of I/O thread `lane`, from `peer`.
+  http_session(socket_type&& socket, const tcp::endpoint& peer, http_context& ctx,
+               std::size_t lane);
   ~http_session() override;
 
   /// Starts reading; call once, right after construction, with the registry
@@ -81,10 +146,15 @@ class http_session final : public reply_sink,
   /// Thread-safe: asks the session to finish (see http_server::drain).
   void drain();
 
-  // reply_sink: called on CAF threads; post to the strand.
-  void on_announce(std::uint64_t tag, announce_result&& result) override;
-  void on_scrape(std::uint64_t tag, std::vector<scrape_entry>&& entries) override;
-  void on_error(std::uint64_t tag, bridge_error error) override;
+  /// Applies a network actor's reply (on the session's I/O thread).
+  void apply(http_lane::reply& r);
+
+  // reply_sink: called on CAF threads; post to the I/O thread.
+  void on_announce(std::shared_ptr<reply_sink> self, std::uint64_t tag,
+                   announce_result&& result) override;
+  void on_scrape(std::shared_ptr<reply_sink> self, std::uint64_t tag,
+                 std::vector<scrape_entry>&& entries) override;
+  void on_error(std::shared_ptr<reply_sink> self, std::uint64_t tag, bridge_error error) override;
 
  private:
   using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
@@ -141,12 +211,12 @@ class http_session final : public reply_sink,
   http_context& ctx_;
   const std::size_t lane_;
   const executor_type executor_;
-  boost::beast::tcp_stream stream_;
+  stream_type stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<request_parser> parser_;
   ip_address peer_;  ///< socket peer, IPv4-mapped normalised
   std::uint16_t peer_port_ = 0;
-  boost::asio::steady_timer linger_timer_;
+  timer_type linger_timer_;
   http_context::registry::iterator registry_pos_;
   bool registered_ = false;
 
@@ -163,6 +233,9 @@ class http_session final : public reply_sink,
   bool closed_ = false;
   /// A response with `Connection: close` went out: end with a lingering close.
   bool sent_close_ = false;
+  /// The client itself ended the conversation (`Connection: close` or
+  /// HTTP/1.0 without keep-alive) and so sends nothing more.
+  bool client_closes_ = false;
 
   /// Scratch buffers reused for every request of this connection.
   std::string body_;

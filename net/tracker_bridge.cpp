@@ -94,7 +94,7 @@ class inflight_table {
 
 struct network_actor_state {
   static inline const char* name = "network-actor";
-  swarm_directory* dir = nullptr;
+  swarm_locator* locator = nullptr;
   steady::duration timeout{};
   inflight_table jobs;
   /// (deadline, id) in insertion order; all jobs share one timeout, so the
@@ -114,9 +114,9 @@ bridge_error classify(const caf::error& err) {
 void fail(network_pointer self, std::uint64_t id, bridge_error e) {
   inflight job = self->state.jobs.take(id);
   if (job.scrape)
-    job.scrape->job.sink->on_error(job.scrape->job.tag, e);
+    deliver_error(job.scrape->job, e);
   else
-    job.announce.sink->on_error(job.announce.tag, e);
+    deliver_error(job.announce, e);
 }
 
 std::uint64_t track(network_pointer self, inflight&& job) {
@@ -136,7 +136,7 @@ std::uint64_t track(network_pointer self, inflight&& job) {
 /// announce. The network actor expires its jobs on one periodic tick instead.
 void send_announce(network_pointer self, std::uint64_t id, int attempt) {
   const inflight* job = self->state.jobs.find(id);
-  caf::actor swarm = self->state.dir->route(job->announce.announce.request.hash);
+  caf::actor swarm = self->state.locator->route(job->announce.announce.request.hash);
   if (!swarm) {
     fail(self, id, bridge_error::swarm_unavailable);
     return;
@@ -148,7 +148,7 @@ void send_announce(network_pointer self, std::uint64_t id, int attempt) {
           [self, id](announce_result& result) {
             if (!self->state.jobs.find(id)) return;  // timed out meanwhile
             inflight done = self->state.jobs.take(id);
-            done.announce.sink->on_announce(done.announce.tag, std::move(result));
+            deliver_announce(done.announce, std::move(result));
           },
           [self, id, attempt](caf::error& err) {
             if (!self->state.jobs.find(id)) return;
@@ -161,13 +161,18 @@ void send_announce(network_pointer self, std::uint64_t id, int attempt) {
           });
 }
 
+void run_announce(network_pointer self, announce_job&& job) {
+  const auto id = track(self, inflight{std::move(job), nullptr});
+  send_announce(self, id, 0);
+}
+
 void finish_scrape(network_pointer self, std::uint64_t id) {
   inflight done = self->state.jobs.take(id);
   auto& fan = *done.scrape;
   if (fan.failed)
-    fan.job.sink->on_error(fan.job.tag, fan.error);
+    deliver_error(fan.job, fan.error);
   else
-    fan.job.sink->on_scrape(fan.job.tag, std::move(fan.entries));
+    deliver_scrape(fan.job, std::move(fan.entries));
 }
 
 void run_scrape(network_pointer self, scrape_job&& job) {
@@ -179,7 +184,7 @@ void run_scrape(network_pointer self, scrape_job&& job) {
   for (std::size_t i = 0; i < fan->entries.size(); ++i) {
     // find(), not route(): scraping an unknown torrent must not create a
     // swarm (anyone could fill the directory with scrapes of random hashes).
-    caf::actor swarm = self->state.dir->find(fan->entries[i].hash);
+    caf::actor swarm = self->state.locator->find(fan->entries[i].hash);
     if (!swarm) continue;  // unknown torrent: zeros
     ++fan->pending;
     self->request(swarm, caf::infinite, scrape_atom::value)
@@ -211,19 +216,20 @@ void expire(network_pointer self) {
   }
 }
 
-network_actor::behavior_type network_actor_impl(network_pointer self, swarm_directory* dir,
+network_actor::behavior_type network_actor_impl(network_pointer self, swarm_locator* locator,
                                                 std::chrono::milliseconds timeout) {
-  self->state.dir = dir;
+  self->state.locator = locator;
   self->state.timeout = timeout;
-  const auto tick = std::clamp<std::chrono::milliseconds>(
-      timeout / 5, std::chrono::milliseconds(1), std::chrono::milliseconds(1000));
+  const auto tick = std::clamp<std::chrono::milliseconds>(timeout / 5, std::chrono::milliseconds(1),
+                                                          std::chrono::milliseconds(1000));
   self->delayed_send(self, tick, caf::tick_atom::value);
   return {
-      [self](announce_job& job) {
-        const auto id = track(self, inflight{std::move(job), nullptr});
-        send_announce(self, id, 0);
-      },
+      [self](announce_job& job) { run_announce(self, std::move(job)); },
       [self](scrape_job& job) { run_scrape(self, std::move(job)); },
+      [self](job_batch& batch) {
+        for (auto& job : batch.announces) run_announce(self, std::move(job));
+        for (auto& job : batch.scrapes) run_scrape(self, std::move(job));
+      },
       [self, tick](caf::tick_atom) {
         expire(self);
         self->delayed_send(self, tick, caf::tick_atom::value);
@@ -231,17 +237,38 @@ network_actor::behavior_type network_actor_impl(network_pointer self, swarm_dire
   };
 }
 
+/// The daemon's locator: the directory itself.
+class directory_locator final : public swarm_locator {
+ public:
+  explicit directory_locator(swarm_directory& dir) : dir_(dir) {}
+  caf::actor route(const info_hash& h) override { return dir_.route(h); }
+  caf::actor find(const info_hash& h) override { return dir_.find(h); }
+
+ private:
+  swarm_directory& dir_;
+};
+
 }  // namespace
 
 tracker_bridge::tracker_bridge(caf::actor_system& sys, swarm_directory& dir,
                                const bridge_config& cfg)
+    : sys_(sys), own_locator_(std::make_unique<directory_locator>(dir)) {
+  spawn_actors(*own_locator_, cfg);
+}
+
+tracker_bridge::tracker_bridge(caf::actor_system& sys, swarm_locator& locator,
+                               const bridge_config& cfg)
     : sys_(sys) {
+  spawn_actors(locator, cfg);
+}
+
+void tracker_bridge::spawn_actors(swarm_locator& locator, const bridge_config& cfg) {
   const std::size_t lanes = cfg.lanes == 0 ? 1 : cfg.lanes;
   actors_.reserve(lanes);
   for (std::size_t i = 0; i < lanes; ++i) {
     // Hidden: the actor system's destructor must not wait for them; stop()
     // ends them explicitly.
-    actors_.push_back(sys.spawn<caf::hidden>(network_actor_impl, &dir, cfg.request_timeout));
+    actors_.push_back(sys_.spawn<caf::hidden>(network_actor_impl, &locator, cfg.request_timeout));
   }
 }
 
@@ -255,6 +282,10 @@ void tracker_bridge::announce(std::size_t lane, announce_job&& job) {
 
 void tracker_bridge::scrape(std::size_t lane, scrape_job&& job) {
   caf::anon_send(actors_[lane % actors_.size()], std::move(job));
+}
+
+void tracker_bridge::submit(std::size_t lane, job_batch&& batch) {
+  caf::anon_send(actors_[lane % actors_.size()], std::move(batch));
 }
 
 void tracker_bridge::stop() {

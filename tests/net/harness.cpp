@@ -140,7 +140,8 @@ void http_connection::send(std::string_view bytes) {
 
 bool http_connection::fill(clock::time_point deadline) {
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
     if (left.count() <= 0) throw std::runtime_error("timed out waiting for the server");
     pollfd p{fd_, POLLIN, 0};
     const int r = ::poll(&p, 1, static_cast<int>(left.count()));
@@ -182,9 +183,8 @@ http_response http_connection::read_response(std::chrono::milliseconds timeout) 
     while (!value.empty() && value.front() == ' ') value.erase(0, 1);
     r.headers[name] = value;
   }
-  const std::size_t length = std::stoul(r.header("content-length").empty()
-                                            ? std::string("0")
-                                            : r.header("content-length"));
+  const std::size_t length = std::stoul(
+      r.header("content-length").empty() ? std::string("0") : r.header("content-length"));
   const std::size_t body_start = header_end + 4;
   while (buffer_.size() < body_start + length)
     if (!fill(deadline)) throw std::runtime_error("connection closed inside a body");

@@ -109,14 +109,12 @@ class daemon_process {
 
   /// Runs the binary with `args` and waits until it exits; returns the
   /// exit status (-signal if killed). For config errors, --dump-config.
-  int run_to_exit(const std::vector<std::string>& args,
-                  std::chrono::milliseconds timeout = 20s);
+  int run_to_exit(const std::vector<std::string>& args, std::chrono::milliseconds timeout = 20s);
 
   /// Starts the daemon on a free port (`--http-port` is added) plus `args`,
   /// and waits until /health answers 200. Throws with the daemon's stderr
   /// when it exits or the deadline passes first.
-  void start(const std::vector<std::string>& args = {},
-             std::chrono::milliseconds timeout = 20s);
+  void start(const std::vector<std::string>& args = {}, std::chrono::milliseconds timeout = 20s);
 
   /// Sends `sig`.
   void signal(int sig);

@@ -28,7 +28,8 @@ TEST(FrameResponse, ConnectionAndExtraHeaders) {
 
 TEST(FrameResponse, ReusesCapacity) {
   std::string out;
-  frame_response(out, http_status::ok, "text/plain", std::string(300, 'x'), connection_header::none);
+  frame_response(out, http_status::ok, "text/plain", std::string(300, 'x'),
+                 connection_header::none);
   const auto* data = out.data();
   frame_response(out, http_status::not_found, "text/plain", "not found\n", connection_header::none);
   EXPECT_EQ(out.data(), data) << "a warm buffer is not reallocated";

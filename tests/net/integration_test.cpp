@@ -426,8 +426,8 @@ TEST_F(Tracker, KeepAliveServesManyRequests) {
   http_connection c{"127.0.0.1", port()};
   const auto hash = id("hash");
   for (int i = 0; i < 10; ++i) {
-    const auto r = c.get(
-        announce_target({hash, id("p" + std::to_string(i)), static_cast<std::uint16_t>(7100 + i), 1}));
+    const auto r = c.get(announce_target(
+        {hash, id("p" + std::to_string(i)), static_cast<std::uint16_t>(7100 + i), 1}));
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.header("connection"), "");
     EXPECT_EQ(decode(r.body)->root.dict_find_int("incomplete"), i + 1);
@@ -446,10 +446,18 @@ TEST_F(Tracker, PipelinedResponsesComeInRequestOrder) {
   for (int i = 0; i < n; ++i) {
     std::string target;
     switch (i % 4) {
-      case 0: target = "/health"; break;
-      case 1: target = scrape_target({id("s" + std::to_string(i))}); break;
-      case 2: target = announce_target({id("a" + std::to_string(i)), id("p"), 7200, 1}); break;
-      case 3: target = "/nope"; break;
+      case 0:
+        target = "/health";
+        break;
+      case 1:
+        target = scrape_target({id("s" + std::to_string(i))});
+        break;
+      case 2:
+        target = announce_target({id("a" + std::to_string(i)), id("p"), 7200, 1});
+        break;
+      case 3:
+        target = "/nope";
+        break;
     }
     batch += "GET " + target + " HTTP/1.1\r\nHost: t\r\n\r\n";
   }
@@ -709,6 +717,11 @@ TEST(TrackerConfig, PortInUseFailsToStart) {
   EXPECT_EQ(d.run_to_exit({"--bind=127.0.0.1", "--http-port=" + port}), 1);
   EXPECT_NE(d.stderr_text().find("cannot listen on 127.0.0.1:" + port), std::string::npos)
       << d.stderr_text();
+  // With the default binds too: serving IPv6 alone would hide the problem.
+  daemon_process both;
+  EXPECT_EQ(both.run_to_exit({"--http-port=" + port}), 1);
+  EXPECT_NE(both.stderr_text().find("cannot listen on 0.0.0.0:" + port), std::string::npos)
+      << both.stderr_text();
   ::close(fd);
 }
 
@@ -747,9 +760,9 @@ TEST(TrackerConfig, EmbeddedDefaultsServeHttpOnPort6969) {
 
 TEST(TrackerConfig, ExampleConfigInDeployLoads) {
   daemon_process d;
-  EXPECT_EQ(d.run_to_exit({std::string("--config-file=") + SWARMKEEPER_SOURCE_DIR +
-                               "/deploy/swarmkeeper.ini",
-                           "--dump-config"}),
+  EXPECT_EQ(d.run_to_exit(
+                {std::string("--config-file=") + SWARMKEEPER_SOURCE_DIR + "/deploy/swarmkeeper.ini",
+                 "--dump-config"}),
             0)
       << d.stderr_text();
 }
@@ -762,9 +775,9 @@ TEST(TrackerConfig, CommandLineBeatsConfigFile) {
   ASSERT_EQ(::write(fd, ini.data(), ini.size()), static_cast<ssize_t>(ini.size()));
   ::close(fd);
   daemon_process d;
-  ASSERT_EQ(d.run_to_exit({std::string("--config-file=") + path, "--http-port=2222",
-                           "--dump-config"}),
-            0);
+  ASSERT_EQ(
+      d.run_to_exit({std::string("--config-file=") + path, "--http-port=2222", "--dump-config"}),
+      0);
   const auto dump = d.stdout_text();
   EXPECT_NE(dump.find("\nport=2222\n"), std::string::npos) << dump;
   EXPECT_NE(dump.find("\nmax-pipeline=4\n"), std::string::npos) << dump;
