@@ -1,0 +1,150 @@
+#pragma once
+/// The UDP tracker front end (BEP 15): sockets, socket workers, and the hop
+/// from a socket worker to the swarm actors.
+///
+///   worker k (one thread, one io_context, its own SO_REUSEPORT sockets)
+///   ─────────────────────────────────────────────        CAF scheduler
+///   async_receive_from ─▶ accept_udp_request            ────────────────
+///     drop ........................ count
+///     reply_error ................. error packet, sent inline
+///     connect ..................... id packet, sent inline
+///     announce / scrape ── anon_send(udp_job) ──▶ udp helper actor k
+///                                                  route/find in directory
+///                                                  request(swarm, timeout)
+///     send_to ◀── post(io_context k, bytes) ◀──── encode the reply
+///
+/// The I/O thread never waits for CAF: it only enqueues into the helper's
+/// mailbox. Replies are encoded on the CAF thread and written by the worker
+/// with a non-blocking `send_to`: a full socket buffer drops that reply (and
+/// counts it) instead of stalling the receive loop. Each worker admits at
+/// most `max_in_flight` announces/scrapes waiting for a swarm; beyond that
+/// it drops (and counts) them, so a slow swarm costs bounded memory.
+///
+/// Why a UDP-specific hop instead of net/tracker_bridge: the bridge hands
+/// scrape results back sorted and deduplicated (bencode order), while a UDP
+/// scrape reply must follow request order with duplicates; and a UDP reply
+/// needs no session object, only (socket, address, transaction).
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "protocol/announce.hpp"
+
+namespace sk {
+
+class swarm_directory;
+
+/// Settings of the UDP server (section `udp` of the config).
+struct udp_config {
+  /// Port for IPv4 and IPv6. 0 picks a free port (tests); see
+  /// `udp_server::port()`.
+  std::uint16_t port = 6969;
+  /// Empty: listen on 0.0.0.0 and on :: (IPv6 only, so each family has its
+  /// own socket and IPv4 clients never show up as ::ffff:a.b.c.d). An
+  /// address: listen on that address only.
+  std::string bind;
+  /// Socket workers: each has its own thread and its own socket per family
+  /// (SO_REUSEPORT, so the kernel spreads clients over them).
+  std::size_t workers = 1;
+  /// Announces and scrapes one worker may have waiting for swarms; more are
+  /// dropped and counted (`dropped_overload`).
+  std::size_t max_in_flight = 4096;
+  /// 32 hex digits shared by a cluster, or empty for a random key per process.
+  std::string connection_id_key;
+  /// Honour the announce's IPv4 `ip` field. Off by default: a client naming
+  /// any address could point a swarm at a victim.
+  bool trust_ip_field = false;
+  /// How long a swarm may take to answer before the client gets an error
+  /// packet ("try again").
+  std::chrono::milliseconds request_timeout{5000};
+  /// Parser limits (numwant cap, hashes per scrape).
+  query_limits limits;
+
+  /// Empty when usable, otherwise one sentence naming the first bad field.
+  std::string validate() const;
+};
+
+/// Counters of one server, summed over its workers. Relaxed atomics: each is
+/// exact on its own, a snapshot is not one consistent cut.
+struct udp_counters {
+  std::uint64_t received = 0;           ///< datagrams read
+  std::uint64_t replied = 0;            ///< datagrams sent (every kind)
+  std::uint64_t connects = 0;           ///< connect replies sent
+  std::uint64_t announces = 0;          ///< announce replies sent
+  std::uint64_t scrapes = 0;            ///< scrape replies sent
+  std::uint64_t error_replies = 0;      ///< error packets sent (parse, id, swarm failure)
+  std::uint64_t swarm_failures = 0;     ///< swarm timeout / unavailable (answered with an error)
+  std::uint64_t dropped_malformed = 0;  ///< parser said drop (no transaction id, ...)
+  std::uint64_t dropped_source_port_zero = 0;  ///< source port 0: nowhere to answer
+  std::uint64_t dropped_overload = 0;          ///< over `max_in_flight`
+  std::uint64_t dropped_send_failed = 0;       ///< send_to failed (buffer full, unreachable)
+  std::uint64_t dropped_shutdown = 0;          ///< in flight at stop()'s drain deadline
+
+  /// Every datagram dropped without a reply.
+  std::uint64_t dropped() const noexcept {
+    return dropped_malformed + dropped_source_port_zero + dropped_overload + dropped_send_failed +
+           dropped_shutdown;
+  }
+};
+
+/// The UDP tracker server. `start()` and `stop()` from one controlling thread
+/// (main); `counters()` and `port()` from anywhere.
+class udp_server {
+ public:
+  /// Time source for connection ids: steady_clock unless a test injects one.
+  using clock_function = std::function<std::chrono::steady_clock::time_point()>;
+
+  /// Throws `std::invalid_argument` with `cfg.validate()`'s message (or a
+  /// malformed key). `sys` and `dir` must outlive `stop()`.
+  udp_server(caf::actor_system& sys, swarm_directory& dir, const udp_config& cfg,
+             clock_function clock = {});
+  /// Calls `stop()`.
+  ~udp_server();
+  udp_server(const udp_server&) = delete;
+  udp_server& operator=(const udp_server&) = delete;
+
+  /// Binds every socket and starts the workers. Throws `std::system_error`
+  /// when a socket cannot be bound. With `bind` empty, a failing IPv6
+  /// socket (no IPv6 on the host) is logged and skipped; IPv4 must work.
+  /// A second call does nothing; a call after stop() throws
+  /// `std::logic_error` (a server is not restartable).
+  void start();
+
+  /// Stops receiving, waits up to `drain` for replies in flight, then stops
+  /// the helper actors and joins the worker threads. Replies still missing
+  /// at the deadline are dropped (`dropped_shutdown`). Blocks; idempotent.
+  void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(2000));
+
+  /// The bound port (the chosen one when configured as 0); 0 before start().
+  std::uint16_t port() const noexcept { return bound_port_.load(std::memory_order_acquire); }
+  /// True when an IPv6 socket is listening.
+  bool has_ipv6() const noexcept { return has_ipv6_; }
+  /// Announces and scrapes waiting for swarms, over all workers (call after
+  /// start() has returned).
+  std::size_t in_flight() const noexcept;
+  udp_counters counters() const noexcept;
+
+  /// Implementation details (defined in the .cpp), public so that the
+  /// helper actors there can name them.
+  struct shared_state;
+  struct worker;
+
+ private:
+  caf::actor_system& sys_;
+  std::unique_ptr<shared_state> shared_;
+  std::vector<std::unique_ptr<worker>> workers_;
+  std::atomic<std::uint16_t> bound_port_{0};
+  bool has_ipv6_ = false;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace sk
