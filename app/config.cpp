@@ -1,6 +1,7 @@
 #include "app/config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -55,6 +56,16 @@ std::string format_value(const caf::config_value& v) {
     return out + "]";
   }
   return caf::to_string(v);
+}
+
+/// Options whose values are secrets: error messages never echo them (the
+/// daemon's stderr ends up in journals that more people read).
+bool is_secret(caf::string_view key) { return key == "udp.connection-id-key"; }
+
+/// A value as an error message may show it.
+std::string shown_value(caf::string_view key, const caf::config_value& v) {
+  return is_secret(key) ? std::string("a value (not shown: the option is a secret)")
+                        : format_value(v);
 }
 
 /// What a value of an option type looks like, for error messages.
@@ -120,6 +131,24 @@ const std::vector<option_def>& option_table() {
        "believe the announce 'ip' parameter (lets clients register any address: off by default)"},
       {"http", "retry-in", kind::integer, num(1),
        "minutes sent as BEP 31 'retry in' with failures that retrying can fix"},
+      // [udp]
+      {"udp", "enable", kind::boolean, flag(true),
+       "serve the UDP tracker (BEP 15; its request timeout is http.request-timeout, its limits "
+       "those of [tracker]); --no-udp turns it off on the command line"},
+      {"udp", "port", kind::integer, num(6969),
+       "UDP port of the UDP tracker (IPv4 and IPv6; may equal http.port)"},
+      {"udp", "bind", kind::string, str(""),
+       "address to listen on; empty: the same as http.bind (empty there too: 0.0.0.0 and ::)"},
+      {"udp", "workers", kind::integer, num(1),
+       "socket workers, each with its own thread and SO_REUSEPORT sockets"},
+      {"udp", "max-in-flight", kind::integer, num(4096),
+       "announces/scrapes one worker may have waiting for swarms; more are dropped and counted"},
+      {"udp", "connection-id-key", kind::string, str(""),
+       "secret key of connection ids: 32 hex digits shared by a cluster, or empty for a random "
+       "key per process (never logged)"},
+      {"udp", "trust-ip-field", kind::boolean, flag(false),
+       "believe the announce's IPv4 'ip' field (lets clients register any address: off by "
+       "default)"},
       // [tracker]
       {"tracker", "interval", kind::timespan, ts(30min), "announce 'interval' sent to clients"},
       {"tracker", "min-interval", kind::timespan, ts(15min),
@@ -158,6 +187,9 @@ struct alias_def {
   const char* name;
   const char* target;  ///< "category.name"
   kind type;
+  /// A switch that sets its boolean target to false (CAF 0.17 switches
+  /// cannot be given a value on the command line, so "off" needs its own).
+  bool negate = false;
 };
 
 const std::vector<alias_def>& alias_table() {
@@ -166,6 +198,8 @@ const std::vector<alias_def>& alias_table() {
       {"bind", "http.bind", kind::string},
       {"io-threads", "http.io-threads", kind::integer},
       {"log-level", "log.level", kind::string},
+      {"udp-port", "udp.port", kind::integer},
+      {"no-udp", "udp.enable", kind::boolean, true},
   };
   return table;
 }
@@ -177,7 +211,7 @@ const alias_def* find_alias(caf::string_view name) {
 }
 
 bool is_own_category(caf::string_view c) {
-  return c == "http" || c == "tracker" || c == "log" || c == "shutdown";
+  return c == "http" || c == "udp" || c == "tracker" || c == "log" || c == "shutdown";
 }
 
 template <class T>
@@ -221,8 +255,15 @@ std::map<std::string, caf::config_value> effective_values(const caf::settings& c
     else
       out[key] = o.fallback;
   }
-  for (const auto& a : alias_table())
-    if (auto v = caf::get_if(&content, a.name)) out[a.target] = *v;
+  for (const auto& a : alias_table()) {
+    if (auto v = caf::get_if(&content, a.name)) {
+      if (!a.negate) {
+        out[a.target] = *v;
+      } else if (auto b = caf::get_if<bool>(v); b && *b) {
+        out[a.target] = flag(false);
+      }
+    }
+  }
   return out;
 }
 
@@ -274,7 +315,7 @@ class reader {
     const auto& v = values_.at(key);
     auto x = caf::get_if<std::string>(&v);
     if (!x) {
-      problems_.add(std::string(key) + ": expected a quoted string, got " + format_value(v));
+      problems_.add(std::string(key) + ": expected a quoted string, got " + shown_value(key, v));
       return {};
     }
     return *x;
@@ -397,6 +438,38 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
     if (auto err = s.validate(); !err.empty()) p.add("[tracker] " + err);
   }
 
+  // [udp]: request timeout and tracker limits are shared with HTTP, so one
+  // swarm answers the same whatever the transport.
+  out.udp_enabled = r.boolean("udp.enable");
+  auto& u = out.udp;
+  u.port = static_cast<std::uint16_t>(r.integer("udp.port", 1, 65535));
+  u.bind = r.string("udp.bind");
+  if (!u.bind.empty()) {
+    boost::system::error_code ec;
+    boost::asio::ip::make_address(u.bind, ec);
+    if (ec) p.add("udp.bind: '" + u.bind + "' is not an IPv4 or IPv6 address");
+  } else {
+    u.bind = bind;  // empty too: 0.0.0.0 and ::
+  }
+  u.workers = static_cast<std::size_t>(r.integer("udp.workers", 1, 256));
+  u.max_in_flight = static_cast<std::size_t>(r.integer("udp.max-in-flight", 1, 1 << 24));
+  // A secret: problems name the option and the expected form, never the value.
+  u.connection_id_key = r.string("udp.connection-id-key");
+  if (!u.connection_id_key.empty()) {
+    const bool hex32 =
+        u.connection_id_key.size() == 32 &&
+        std::all_of(u.connection_id_key.begin(), u.connection_id_key.end(),
+                    [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+    if (!hex32)
+      p.add("udp.connection-id-key must be exactly 32 hex digits (or empty for a random key)");
+  }
+  u.trust_ip_field = r.boolean("udp.trust-ip-field");
+  u.request_timeout = out.bridge.request_timeout;
+  u.limits = h.limits;
+  if (p.empty()) {
+    if (auto err = u.validate(); !err.empty()) p.add(err);
+  }
+
   out.log_level = r.string("log.level");
   if (p.empty() && spdlog::level::from_str(out.log_level) == spdlog::level::off &&
       out.log_level != "off")
@@ -450,7 +523,7 @@ void check_file_keys(const caf::settings& raw, const caf::config_option_set& opt
         }
         if (auto err = opt->check(v))
           p.add(file + ": " + key + "." + name + ": expected " + expected_text(opt->type_name()) +
-                ", got " + format_value(v));
+                ", got " + shown_value(key + "." + name, v));
       }
       continue;
     }
@@ -476,7 +549,8 @@ swarmkeeper_config::swarmkeeper_config() {
   for (const auto& o : option_table())
     register_option(custom_options_, o.category, o.name, o.type, o.help);
   for (const auto& a : alias_table()) {
-    const std::string help = std::string("shortcut for --") + a.target;
+    const std::string help = a.negate ? std::string("turns --") + a.target + " off"
+                                      : std::string("shortcut for --") + a.target;
     // config_option copies the description, so a temporary is fine.
     register_option(custom_options_, "global", a.name, a.type, help.c_str());
   }

@@ -19,6 +19,7 @@
 #include "actors/swarm_config.hpp"
 #include "net/http_server.hpp"
 #include "net/tracker_bridge.hpp"
+#include "net/udp_server.hpp"
 
 namespace sk {
 
@@ -27,6 +28,10 @@ struct daemon_settings {
   http_server_config http;
   bridge_config bridge;
   swarm_config swarm;
+  /// `udp.enable`: serve the UDP tracker at all.
+  bool udp_enabled = true;
+  /// The UDP tracker; `bind` already falls back to http.bind.
+  udp_config udp;
   /// spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   /// How long SIGINT/SIGTERM waits for open requests before stopping.

@@ -4,17 +4,24 @@
 ///
 ///   start: config ─▶ logging ─▶ actor system ─▶ swarm directory ─▶
 ///          network actors (bridge) ─▶ HTTP server (listeners, I/O threads)
-///   stop:  stop accepting ─▶ drain connections (deadline) ─▶ stop I/O
-///          threads ─▶ stop network actors ─▶ stop swarms ─▶ actor system
+///          ─▶ UDP server (sockets, socket workers, helper actors)
+///   stop:  stop accepting HTTP ─▶ stop UDP (stop receiving, drain replies
+///          in flight, stop helpers and workers) ─▶ drain HTTP connections
+///          ─▶ stop I/O threads ─▶ stop network actors ─▶ stop swarms ─▶
+///          actor system
 ///
-/// Connections drain before any actor stops, so every request that was read
-/// gets its answer if the swarms can give it in time.
+/// Both front ends drain before any swarm stops, so every request that was
+/// read gets its answer if the swarms can give it in time. One deadline
+/// (shutdown.drain-timeout) covers both drains: HTTP gets what UDP left.
 
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -25,6 +32,7 @@
 #include "app/config.hpp"
 #include "net/http_server.hpp"
 #include "net/tracker_bridge.hpp"
+#include "net/udp_server.hpp"
 
 namespace {
 
@@ -57,6 +65,14 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   spdlog::info("swarmkeeper serving HTTP on {} ({} I/O threads, {} scheduler threads)",
                join(server.local_endpoints()), settings.http.io_threads,
                sys.scheduler().num_workers());
+  // Constructed only when enabled: a disabled UDP tracker opens no socket.
+  std::optional<sk::udp_server> udp;
+  if (settings.udp_enabled) {
+    udp.emplace(sys, directory, settings.udp);
+    udp->start();  // logs its listen addresses once, at info
+  } else {
+    spdlog::info("UDP tracker disabled (udp.enable=false)");
+  }
 
   int sig = 0;
   while (sigwait(&stop_signals, &sig) != 0) {
@@ -64,8 +80,13 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   spdlog::info("received {}, draining connections (up to {} ms)",
                sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_timeout.count());
 
+  const auto drain_deadline = std::chrono::steady_clock::now() + settings.drain_timeout;
   server.stop_accepting();
-  if (!server.drain(settings.drain_timeout))
+  if (udp) udp->stop(settings.drain_timeout);
+  const auto http_drain = std::max(std::chrono::milliseconds{0},
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       drain_deadline - std::chrono::steady_clock::now()));
+  if (!server.drain(http_drain))
     spdlog::warn("drain deadline passed with {} connections still open", server.connection_count());
   server.stop();
   bridge.stop();

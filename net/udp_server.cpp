@@ -487,7 +487,16 @@ void udp_server::start() {
     }
     w->thread = std::thread([raw = w.get()] { raw->io.run(); });
   }
-  spdlog::info("udp: listening on port {} ({} worker{}, IPv6 {})", port, workers_.size(),
+  std::string listening;
+  for (const auto& address : addresses) {
+    if (address.is_v6() && skip_v6) {
+      continue;
+    }
+    listening += (listening.empty() ? "" : ", ") +
+                 (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
+                 std::to_string(port);
+  }
+  spdlog::info("udp: listening on {} ({} worker{}, IPv6 {})", listening, workers_.size(),
                workers_.size() == 1 ? "" : "s", has_ipv6_ ? "on" : "off");
 }
 

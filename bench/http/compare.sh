@@ -171,7 +171,9 @@ start_opentracker() {
 
 start_swarmkeeper() {
   port=$(free_port 17981)
-  "${pin_tracker[@]}" "$sk" --http-port="$port" --bind=127.0.0.1 "${sk_extra[@]}" \
+  # --no-udp: this bench measures HTTP, and a UDP socket on the default port
+  # (6969) would collide with parallel runs or a tracker already running.
+  "${pin_tracker[@]}" "$sk" --http-port="$port" --no-udp --bind=127.0.0.1 "${sk_extra[@]}" \
     >"$work/swarmkeeper.log" 2>&1 &
   tracker_pid=$!
   wait_until 20 http_ok "http://127.0.0.1:$port/health" \
@@ -260,7 +262,7 @@ measure() {  # measure NAME CONNECTION(close|keep-alive) ROUND
 
 # --- the runs ------------------------------------------------------------------
 note "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
-note "swarmkeeper options: --http-port=PORT --bind=127.0.0.1 ${sk_extra[*]}"
+note "swarmkeeper options: --http-port=PORT --no-udp --bind=127.0.0.1 ${sk_extra[*]}"
 note "opentracker $(dpkg-query -W -f='${Version}' opentracker 2>/dev/null || echo '?'), wrk $(dpkg-query -W -f='${Version}' wrk 2>/dev/null || echo '?'), swarmkeeper $sk ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 note "load: $torrents torrents x $peers peers (seed $seed), compact=1 numwant=50; wrk -t$threads -c$connections -d${duration}s; warm-up ${warmup}s; $rounds round(s)"
 if [[ $pin == 1 ]]; then

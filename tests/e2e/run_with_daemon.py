@@ -1,16 +1,17 @@
 #!/usr/bin/python3
 """Runs a command against a freshly started swarmkeeper daemon.
 
-    run_with_daemon.py --daemon build/bin/swarmkeeper -- CMD ARG... {port} ...
+    run_with_daemon.py --daemon build/bin/swarmkeeper -- CMD ARG... {port} {udp_port} ...
 
-1. Picks a free loopback TCP port and starts the daemon with
-   --http-port=PORT --bind=127.0.0.1 (plus any --daemon-arg), logging to a
-   temporary file.
+1. Picks a free loopback TCP port and a free UDP port and starts the daemon
+   with --http-port=PORT --udp-port=UDP_PORT --bind=127.0.0.1 (plus any
+   --daemon-arg), logging to a temporary file. The UDP port is never left at
+   its default (6969), so parallel runs do not collide on it.
 2. Waits, with a deadline and no fixed sleep, until GET /health answers 200.
    If the daemon exits before that (say another process took the port between
    our probe and its bind), it retries on a new port a few times.
-3. Runs CMD with every "{port}" in its arguments replaced by the port, and a
-   deadline.
+3. Runs CMD with every "{port}" in its arguments replaced by the HTTP port
+   and every "{udp_port}" by the UDP port, and a deadline.
 4. Checks the daemon is still running, stops it with SIGTERM and checks it
    exits 0 within the stop deadline.
 
@@ -41,6 +42,16 @@ def free_port(host):
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
+
+
+def free_udp_port(host):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def substitute(arg, port, udp_port):
+    return arg.replace("{port}", str(port)).replace("{udp_port}", str(udp_port))
 
 
 def health_ok(host, port):
@@ -90,11 +101,13 @@ class Daemon:
 
 
 def start_daemon(args, log_path):
-    """Starts the daemon and waits for /health; returns (daemon, port)."""
+    """Starts the daemon and waits for /health; returns (daemon, port, udp_port)."""
     for attempt in range(1, START_ATTEMPTS + 1):
         port = free_port(args.host)
-        argv = [args.daemon, "--http-port=%d" % port, "--bind=%s" % args.host]
-        argv += [a.replace("{port}", str(port)) for a in args.daemon_arg]
+        udp_port = free_udp_port(args.host)
+        argv = [args.daemon, "--http-port=%d" % port, "--udp-port=%d" % udp_port,
+                "--bind=%s" % args.host]
+        argv += [substitute(a, port, udp_port) for a in args.daemon_arg]
         log("starting %s (attempt %d)" % (" ".join(argv), attempt))
         daemon = Daemon(argv, log_path)
         deadline = time.monotonic() + args.startup_timeout
@@ -103,12 +116,12 @@ def start_daemon(args, log_path):
                 rc = daemon.proc.returncode
                 daemon.log_file.close()
                 log("daemon exited with status %d before serving:\n%s" % (rc, tail(log_path)))
-                break  # maybe the port was taken: try another one
+                break  # maybe a port was taken: try other ones
             if health_ok(args.host, port):
                 log("daemon pid %d serving on %s:%d after %.2fs"
                     % (daemon.proc.pid, args.host, port,
                        args.startup_timeout - (deadline - time.monotonic())))
-                return daemon, port
+                return daemon, port, udp_port
             if time.monotonic() > deadline:
                 daemon.stop(args.stop_timeout)
                 raise RuntimeError("GET /health on port %d never answered 200 within %.0fs"
@@ -121,13 +134,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--daemon", required=True, help="path of the swarmkeeper binary")
     ap.add_argument("--daemon-arg", action="append", default=[],
-                    help="extra daemon argument ({port} is replaced); repeatable")
+                    help="extra daemon argument ({port}, {udp_port} are replaced); "
+                         "repeatable")
     ap.add_argument("--host", default="127.0.0.1", help="address to bind and probe")
     ap.add_argument("--startup-timeout", type=float, default=20)
     ap.add_argument("--test-timeout", type=float, default=240)
     ap.add_argument("--stop-timeout", type=float, default=15)
     ap.add_argument("--keep-log", action="store_true", help="keep the daemon log file")
-    ap.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARG... ({port} is replaced)")
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARG... ({port}, {udp_port} are replaced)")
     args = ap.parse_args()
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
@@ -146,8 +160,8 @@ def main():
     daemon = None
     failure = None
     try:
-        daemon, port = start_daemon(args, log_path)
-        argv = [a.replace("{port}", str(port)) for a in cmd]
+        daemon, port, udp_port = start_daemon(args, log_path)
+        argv = [substitute(a, port, udp_port) for a in cmd]
         log("running %s" % " ".join(argv))
         try:
             rc = subprocess.run(argv, timeout=args.test_timeout).returncode

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,11 +50,12 @@ socklen_t make_addr(const std::string& host, std::uint16_t port, sockaddr_storag
   return sizeof(sockaddr_in);
 }
 
-/// Binds a listening-capable socket to `host:port`; -1 on failure.
-int bind_socket(const std::string& host, std::uint16_t port) {
+/// Binds a listening-capable (or, with `type` SOCK_DGRAM, a UDP) socket to
+/// `host:port`; -1 on failure.
+int bind_socket(const std::string& host, std::uint16_t port, int type = SOCK_STREAM) {
   sockaddr_storage ss;
   const socklen_t len = make_addr(host, port, ss);
-  const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = ::socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   if (ss.ss_family == AF_INET6) {
     int one = 1;
@@ -97,6 +99,29 @@ std::uint16_t free_port() {
     if (ok) return port;
   }
   throw std::runtime_error("no free port found");
+}
+
+std::uint16_t free_udp_port() {
+  const bool v6 = have_ipv6_loopback();
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    const int fd = bind_socket("0.0.0.0", 0, SOCK_DGRAM);
+    if (fd < 0) throw std::runtime_error(errno_text("bind udp"));
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    const std::uint16_t port = ntohs(a.sin_port);
+    bool ok = true;
+    if (v6) {
+      const int fd6 = bind_socket("::", port, SOCK_DGRAM);
+      if (fd6 < 0)
+        ok = false;
+      else
+        ::close(fd6);
+    }
+    ::close(fd);
+    if (ok) return port;
+  }
+  throw std::runtime_error("no free UDP port found");
 }
 
 bool have_ipv6_loopback() {
@@ -207,6 +232,46 @@ bool http_connection::wait_closed(std::chrono::milliseconds timeout) {
 http_response http_connection::get(const std::string& target, const std::string& extra_headers) {
   send("GET " + target + " HTTP/1.1\r\nHost: test\r\n" + extra_headers + "\r\n");
   return read_response();
+}
+
+// -- udp_client -------------------------------------------------------------------
+
+udp_client::udp_client(const std::string& host, std::uint16_t port,
+                       std::chrono::milliseconds timeout) {
+  sockaddr_storage ss;
+  const socklen_t len = make_addr(host, port, ss);
+  fd_ = ::socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw std::runtime_error(errno_text("udp socket"));
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    const std::string msg = errno_text(("udp connect " + host).c_str());
+    ::close(fd_);
+    throw std::runtime_error(msg);
+  }
+}
+
+udp_client::~udp_client() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void udp_client::send(std::string_view bytes) {
+  if (::send(fd_, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
+    throw std::runtime_error(errno_text("udp send"));
+}
+
+std::optional<std::string> udp_client::recv() {
+  char buf[65536];
+  const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+  if (n < 0) return std::nullopt;
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::optional<std::string> udp_client::exchange(std::string_view bytes) {
+  send(bytes);
+  return recv();
 }
 
 http_response http_get(std::uint16_t port, const std::string& target, const std::string& host,
@@ -348,7 +413,9 @@ int daemon_process::run_to_exit(const std::vector<std::string>& args,
 void daemon_process::start(const std::vector<std::string>& args,
                            std::chrono::milliseconds timeout) {
   port_ = free_port();
-  std::vector<std::string> all{"--http-port=" + std::to_string(port_)};
+  udp_port_ = free_udp_port();
+  std::vector<std::string> all{"--http-port=" + std::to_string(port_),
+                               "--udp-port=" + std::to_string(udp_port_)};
   all.insert(all.end(), args.begin(), args.end());
   spawn(all);
   const auto deadline = clock::now() + timeout;

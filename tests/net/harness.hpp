@@ -24,6 +24,10 @@ using clock = std::chrono::steady_clock;
 /// close), free on both 127.0.0.1 and ::1 at that moment.
 std::uint16_t free_port();
 
+/// A UDP port nobody had bound a moment ago, free on both 0.0.0.0 and ::
+/// (the daemon's UDP tracker binds both).
+std::uint16_t free_udp_port();
+
 /// True when this host has a usable ::1.
 bool have_ipv6_loopback();
 
@@ -66,6 +70,27 @@ class http_connection {
   bool fill(clock::time_point deadline);
   int fd_ = -1;
   std::string buffer_;
+};
+
+/// A blocking UDP socket connected to `host:port` (so it hears only that
+/// peer), with a receive timeout.
+class udp_client {
+ public:
+  udp_client(const std::string& host, std::uint16_t port,
+             std::chrono::milliseconds timeout = 3000ms);
+  ~udp_client();
+  udp_client(const udp_client&) = delete;
+  udp_client& operator=(const udp_client&) = delete;
+
+  /// Sends one datagram; throws on failure.
+  void send(std::string_view bytes);
+  /// The next datagram, or nullopt after the timeout (or an ICMP error).
+  std::optional<std::string> recv();
+  /// `send`, then `recv`.
+  std::optional<std::string> exchange(std::string_view bytes);
+
+ private:
+  int fd_ = -1;
 };
 
 /// `GET target` on a fresh connection.
@@ -111,7 +136,8 @@ class daemon_process {
   /// exit status (-signal if killed). For config errors, --dump-config.
   int run_to_exit(const std::vector<std::string>& args, std::chrono::milliseconds timeout = 20s);
 
-  /// Starts the daemon on a free port (`--http-port` is added) plus `args`,
+  /// Starts the daemon on free ports (`--http-port` and `--udp-port` are
+  /// added, so daemons of parallel tests never meet on 6969) plus `args`,
   /// and waits until /health answers 200. Throws with the daemon's stderr
   /// when it exits or the deadline passes first.
   void start(const std::vector<std::string>& args = {}, std::chrono::milliseconds timeout = 20s);
@@ -123,6 +149,8 @@ class daemon_process {
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);
 
   std::uint16_t port() const noexcept { return port_; }
+  /// The UDP port given with `--udp-port` by start().
+  std::uint16_t udp_port() const noexcept { return udp_port_; }
   pid_t pid() const noexcept { return pid_; }
   bool running() const noexcept { return pid_ > 0; }
   std::string stdout_text() const;
@@ -132,6 +160,7 @@ class daemon_process {
   void spawn(const std::vector<std::string>& args);
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
+  std::uint16_t udp_port_ = 0;
   std::string dir_;
 };
 

@@ -17,6 +17,7 @@
 #include "harness.hpp"
 #include "protocol/announce.hpp"
 #include "protocol/bencode.hpp"
+#include "protocol/udp.hpp"
 
 namespace sk::test {
 namespace {
@@ -782,6 +783,243 @@ TEST(TrackerConfig, CommandLineBeatsConfigFile) {
   EXPECT_NE(dump.find("\nport=2222\n"), std::string::npos) << dump;
   EXPECT_NE(dump.find("\nmax-pipeline=4\n"), std::string::npos) << dump;
   ::unlink(path);
+}
+
+// -- UDP (BEP 15) through the daemon ----------------------------------------------
+
+/// A UDP tracker client over loopback IPv4: connect once, then announce and
+/// scrape with that connection id.
+class udp_tracker_client {
+ public:
+  explicit udp_tracker_client(std::uint16_t port) : socket_("127.0.0.1", port) {}
+
+  /// Sends a packet and parses the reply; throws when none comes.
+  udp_response exchange(const std::string& packet, std::string& storage) {
+    auto reply = socket_.exchange(packet);
+    if (!reply) throw std::runtime_error("no UDP reply");
+    storage = std::move(*reply);
+    udp_response r;
+    const auto ec = parse_udp_response(storage, false, r);
+    if (ec != udp_error::ok)
+      throw std::runtime_error("unparseable UDP reply: " + std::error_code(ec).message());
+    return r;
+  }
+
+  void connect() {
+    std::string packet;
+    encode_udp_connect_request(packet, next());
+    std::string bytes;
+    const auto r = exchange(packet, bytes);
+    if (r.action != udp_action::connect)
+      throw std::runtime_error("connect answered with " + std::string(r.message));
+    connection_ = r.connection;
+  }
+
+  udp_response announce(const std::string& hash, const std::string& peer, std::uint16_t port,
+                        std::uint64_t left, std::string& storage) {
+    announce_request a;
+    a.hash = info_hash::from_bytes(hash);
+    a.id = peer_id::from_bytes(peer);
+    a.port = port;
+    a.left = left;
+    a.event = announce_event::started;
+    std::string packet;
+    encode_udp_announce_request(packet, connection_, next(), a);
+    return exchange(packet, storage);
+  }
+
+  udp_response scrape(const std::vector<std::string>& hashes, std::string& storage) {
+    std::vector<info_hash> raw;
+    for (const auto& h : hashes) raw.push_back(info_hash::from_bytes(h));
+    std::string packet;
+    encode_udp_scrape_request(packet, connection_, next(), raw.data(), raw.size());
+    return exchange(packet, storage);
+  }
+
+  udp_client& socket() { return socket_; }
+
+ private:
+  transaction_id next() { return transaction_id{++transaction_}; }
+  udp_client socket_;
+  connection_id connection_;
+  std::uint32_t transaction_ = 0x5000;
+};
+
+TEST(TrackerUdp, OneSwarmWhateverTheTransport) {
+  daemon_process d;
+  d.start();
+  const auto hash = id20("udp-one-swarm");
+  // A seeder over HTTP, a leecher over UDP: each sees the other.
+  announce(d.port(), {hash, id20("http-peer"), 7101, 0});
+  udp_tracker_client c{d.udp_port()};
+  c.connect();
+  std::string bytes;
+  const auto r = c.announce(hash, id20("udp-peer"), 7102, 500, bytes);
+  ASSERT_EQ(r.action, udp_action::announce) << r.message;
+  EXPECT_EQ(r.stats.complete, 1);
+  EXPECT_EQ(r.stats.incomplete, 1);
+  EXPECT_GT(r.interval, 0);
+  const auto udp_peers = compact_peers(r.peers, false);
+  EXPECT_TRUE(contains(udp_peers, {"127.0.0.1", 7101})) << "UDP announce misses the HTTP peer";
+  EXPECT_FALSE(contains(udp_peers, {"127.0.0.1", 7102})) << "a peer is not its own peer";
+
+  announce_params later{hash, id20("http-peer-2"), 7103, 10};
+  later.compact = 1;
+  auto http = announce(d.port(), later);
+  const auto peers = compact_peers(http->root.dict_find_string("peers"), false);
+  EXPECT_TRUE(contains(peers, {"127.0.0.1", 7102})) << "HTTP announce misses the UDP peer";
+  EXPECT_NE(d.stderr_text().find("udp: listening on 0.0.0.0:" + std::to_string(d.udp_port())),
+            std::string::npos)
+      << d.stderr_text();
+}
+
+TEST(TrackerUdp, UdpScrapeMatchesHttpScrape) {
+  daemon_process d;
+  d.start();
+  const auto hash = id20("udp-scrape");
+  const auto other = id20("udp-scrape-other");
+  const auto unknown = id20("udp-scrape-unknown");
+  announce_params done{hash, id20("finisher"), 7201, 0};
+  done.event = "completed";
+  announce(d.port(), done);
+  announce(d.port(), {hash, id20("leech-http"), 7202, 100});
+  announce(d.port(), {other, id20("seed-other"), 7203, 0});
+  udp_tracker_client c{d.udp_port()};
+  c.connect();
+  std::string bytes;
+  ASSERT_EQ(c.announce(hash, id20("leech-udp"), 7204, 100, bytes).action, udp_action::announce);
+
+  const auto r = c.scrape({hash, unknown, other, hash}, bytes);
+  ASSERT_EQ(r.action, udp_action::scrape) << r.message;
+  ASSERT_EQ(r.scrape.size(), 4u) << "one entry per requested hash, duplicates included";
+  auto http = scrape(d.port(), {hash, unknown, other});
+  const std::vector<std::string> order{hash, unknown, other, hash};
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    SCOPED_TRACE(i);
+    const auto want = scrape_counts(*http, order[i]);
+    EXPECT_EQ(r.scrape[i].complete, want[0]);
+    EXPECT_EQ(r.scrape[i].downloaded, want[2]);
+    EXPECT_EQ(r.scrape[i].incomplete, want[1]);
+  }
+  EXPECT_EQ(scrape_counts(*http, hash), (std::array<std::int64_t, 3>{1, 2, 1}));
+}
+
+TEST(TrackerUdp, DisabledOpensNoUdpSocket) {
+  daemon_process d;
+  d.start({"--no-udp"});
+  // Nothing answers, and the port is still free for anyone on both families.
+  udp_client c{"127.0.0.1", d.udp_port(), 300ms};
+  std::string packet;
+  encode_udp_connect_request(packet, transaction_id{1});
+  EXPECT_FALSE(c.exchange(packet).has_value());
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(d.udp_port());
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "UDP port is taken";
+  ::close(fd);
+  EXPECT_EQ(d.stderr_text().find("udp: listening"), std::string::npos) << d.stderr_text();
+  EXPECT_NE(d.stderr_text().find("UDP tracker disabled"), std::string::npos) << d.stderr_text();
+  // The HTTP side is unaffected.
+  EXPECT_EQ(http_get(d.port(), "/health").status, 200);
+}
+
+TEST(TrackerUdp, DisabledInTheConfigFile) {
+  char path[] = "/tmp/sk-net-udp-off-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string ini = "[udp]\nenable=false\n";
+  ASSERT_EQ(::write(fd, ini.data(), ini.size()), static_cast<ssize_t>(ini.size()));
+  ::close(fd);
+  daemon_process d;
+  d.start({std::string("--config-file=") + path});
+  udp_client c{"127.0.0.1", d.udp_port(), 300ms};
+  std::string packet;
+  encode_udp_connect_request(packet, transaction_id{1});
+  EXPECT_FALSE(c.exchange(packet).has_value());
+  EXPECT_NE(d.stderr_text().find("UDP tracker disabled"), std::string::npos) << d.stderr_text();
+  ::unlink(path);
+}
+
+TEST(TrackerUdp, ConnectionIdKeyIsNotLogged) {
+  const std::string key = "00112233445566778899aabbccddeeff";
+  daemon_process d;
+  d.start({"--udp.connection-id-key=" + key, "--log-level=trace"});
+  udp_tracker_client c{d.udp_port()};
+  c.connect();
+  d.signal(SIGTERM);
+  ASSERT_EQ(d.wait_exit(15s), 0) << d.stderr_text();
+  EXPECT_EQ(d.stderr_text().find(key), std::string::npos) << d.stderr_text();
+  EXPECT_EQ(d.stdout_text().find(key), std::string::npos) << d.stdout_text();
+}
+
+TEST(TrackerUdp, InvalidUdpValuesExitTwoNamingTheOption) {
+  const std::string secret = "0123456789abcdef0123456789abcdeZ";
+  const std::vector<bad_config_case> cases = {
+      {{"--udp-port=0"}, "udp.port must be between 1 and 65535 (got 0)"},
+      {{"--udp.port=70000"}, "udp.port must be between 1 and 65535 (got 70000)"},
+      {{"--udp.bind=300.1.1.1"}, "udp.bind: '300.1.1.1' is not an IPv4 or IPv6 address"},
+      {{"--udp.workers=0"}, "udp.workers must be between 1 and 256 (got 0)"},
+      {{"--udp.max-in-flight=0"}, "udp.max-in-flight must be between 1 and"},
+      {{"--udp.connection-id-key=" + secret},
+       "udp.connection-id-key must be exactly 32 hex digits"},
+      {{"--udp.connection-id-key=abcd"}, "udp.connection-id-key must be exactly 32 hex digits"},
+      {{"--udp.trust-ip-field=1"}, "'--udp.trust-ip-field' is a switch"},
+      {{"--udp.port=x"}, "expected an integer"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args[0]);
+    daemon_process d;
+    EXPECT_EQ(d.run_to_exit(c.args), 2);
+    EXPECT_NE(d.stderr_text().find(c.message), std::string::npos) << d.stderr_text();
+    EXPECT_EQ(d.stderr_text().find(secret), std::string::npos) << "the key is a secret";
+  }
+}
+
+TEST(TrackerUdp, AKeyOfTheWrongTypeInTheFileIsNotEchoed) {
+  char path[] = "/tmp/sk-net-udp-key-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string ini = "[udp]\nconnection-id-key=987654321\n";  // unquoted: an integer
+  ASSERT_EQ(::write(fd, ini.data(), ini.size()), static_cast<ssize_t>(ini.size()));
+  ::close(fd);
+  daemon_process d;
+  EXPECT_EQ(d.run_to_exit({std::string("--config-file=") + path}), 2);
+  EXPECT_NE(d.stderr_text().find("udp.connection-id-key: expected a quoted string"),
+            std::string::npos)
+      << d.stderr_text();
+  EXPECT_EQ(d.stderr_text().find("987654321"), std::string::npos) << d.stderr_text();
+  ::unlink(path);
+}
+
+TEST(TrackerUdp, UdpPortInUseFailsToStart) {
+  // A plain socket (no SO_REUSEPORT) on the port: the daemon cannot share it.
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const auto port = std::to_string(ntohs(a.sin_port));
+  daemon_process d;
+  EXPECT_EQ(d.run_to_exit({"--http-port=" + std::to_string(free_port()), "--udp-port=" + port}), 1);
+  EXPECT_NE(d.stderr_text().find("udp: cannot listen on 0.0.0.0 port " + port), std::string::npos)
+      << d.stderr_text();
+  ::close(fd);
+}
+
+TEST(TrackerUdp, DumpConfigShowsTheUdpSection) {
+  daemon_process d;
+  ASSERT_EQ(d.run_to_exit({"--dump-config", "--udp-port=7070", "--no-udp"}), 0) << d.stderr_text();
+  const auto dump = d.stdout_text();
+  EXPECT_NE(dump.find("[udp]\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\nenable=false\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\nport=7070\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\nworkers=1\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\ntrust-ip-field=false\n"), std::string::npos) << dump;
+  daemon_process defaults;
+  ASSERT_EQ(defaults.run_to_exit({"--dump-config"}), 0);
+  EXPECT_NE(defaults.stdout_text().find("\nenable=true\n"), std::string::npos);
 }
 
 }  // namespace
