@@ -296,6 +296,29 @@ query_error parse_announce_query(std::string_view query, const query_limits& lim
   // this length).
   constexpr std::size_t short_cap = 32;
 
+  // Decodes a number/flag value into `buf`; a value too long to be valid is
+  // the parameter's own error `bad`.
+  auto short_value = [](std::string_view value, char* buf, std::size_t cap, query_error bad,
+                        std::string_view& text) {
+    switch (decode_short(value, buf, cap, text)) {
+      case short_result::bad_escape:
+        return query_error::bad_escape;
+      case short_result::too_long:
+        return bad;
+      case short_result::ok:
+        break;
+    }
+    return query_error::ok;
+  };
+  // Stores `v` on the parameter's first sighting; a repeat must agree.
+  auto set_once = [&first_time](param p, auto& dest, auto v) {
+    if (first_time(p)) {
+      dest = v;
+      return query_error::ok;
+    }
+    return dest == v ? query_error::ok : query_error::duplicate_parameter;
+  };
+
   const query_error err =
       for_each_pair(query, [&](std::string_view name, std::string_view value) -> query_error {
         const param p = classify(name);
@@ -330,50 +353,29 @@ query_error parse_announce_query(std::string_view query, const query_limits& lim
             if (p == param::left) bad = query_error::bad_left;
             char buf[short_cap];
             std::string_view text;
-            switch (decode_short(value, buf, sizeof buf, text)) {
-              case short_result::bad_escape:
-                return query_error::bad_escape;
-              case short_result::too_long:
-                return bad;
-              case short_result::ok:
-                break;
-            }
+            if (const query_error e = short_value(value, buf, sizeof buf, bad, text);
+                e != query_error::ok)
+              return e;
             std::uint64_t v = 0;
             if (!parse_u64(text, v)) return bad;  // also catches '-' and overflow
             if (p == param::port) {
               if (v == 0) return query_error::port_zero;
               if (v > 65535) return query_error::bad_port;
             }
-            if (p == param::port) {
-              if (first_time(p)) {
-                out.port = static_cast<std::uint16_t>(v);
-              } else if (out.port != v) {
-                return query_error::duplicate_parameter;
-              }
-              return query_error::ok;
-            }
+            if (p == param::port) return set_once(p, out.port, static_cast<std::uint16_t>(v));
             std::uint64_t& dest = p == param::uploaded     ? out.uploaded
                                   : p == param::downloaded ? out.downloaded
                                                            : out.left;
-            if (first_time(p)) {
-              dest = v;
-            } else if (dest != v) {
-              return query_error::duplicate_parameter;
-            }
-            return query_error::ok;
+            return set_once(p, dest, v);
           }
 
           case param::numwant: {
             char buf[short_cap];
             std::string_view text;
-            switch (decode_short(value, buf, sizeof buf, text)) {
-              case short_result::bad_escape:
-                return query_error::bad_escape;
-              case short_result::too_long:
-                return query_error::bad_numwant;
-              case short_result::ok:
-                break;
-            }
+            if (const query_error e =
+                    short_value(value, buf, sizeof buf, query_error::bad_numwant, text);
+                e != query_error::ok)
+              return e;
             // Negative numbers (clients send -1) mean "no preference": default.
             std::int32_t n = -1;
             std::uint64_t v = 0;
@@ -385,12 +387,7 @@ query_error parse_announce_query(std::string_view query, const query_limits& lim
                   static_cast<std::uint64_t>(limits.max_numwant < 0 ? 0 : limits.max_numwant);
               n = static_cast<std::int32_t>(v < cap ? v : cap);
             }
-            if (first_time(p)) {
-              out.numwant = n;
-            } else if (out.numwant != n) {
-              return query_error::duplicate_parameter;
-            }
-            return query_error::ok;
+            return set_once(p, out.numwant, n);
           }
 
           case param::compact:
@@ -399,36 +396,21 @@ query_error parse_announce_query(std::string_view query, const query_limits& lim
                 p == param::compact ? query_error::bad_compact : query_error::bad_no_peer_id;
             char buf[short_cap];
             std::string_view text;
-            switch (decode_short(value, buf, sizeof buf, text)) {
-              case short_result::bad_escape:
-                return query_error::bad_escape;
-              case short_result::too_long:
-                return bad;
-              case short_result::ok:
-                break;
-            }
+            if (const query_error e = short_value(value, buf, sizeof buf, bad, text);
+                e != query_error::ok)
+              return e;
             if (text != "0" && text != "1") return bad;
             const bool v = text == "1";
-            bool& dest = p == param::compact ? out.compact : out.no_peer_id;
-            if (first_time(p)) {
-              dest = v;
-            } else if (dest != v) {
-              return query_error::duplicate_parameter;
-            }
-            return query_error::ok;
+            return set_once(p, p == param::compact ? out.compact : out.no_peer_id, v);
           }
 
           case param::event: {
             char buf[short_cap];
             std::string_view text;
-            switch (decode_short(value, buf, sizeof buf, text)) {
-              case short_result::bad_escape:
-                return query_error::bad_escape;
-              case short_result::too_long:
-                return query_error::unknown_event;
-              case short_result::ok:
-                break;
-            }
+            if (const query_error e =
+                    short_value(value, buf, sizeof buf, query_error::unknown_event, text);
+                e != query_error::ok)
+              return e;
             announce_event ev;
             if (text == "started") {
               ev = announce_event::started;
@@ -443,12 +425,7 @@ query_error parse_announce_query(std::string_view query, const query_limits& lim
             } else {
               return query_error::unknown_event;
             }
-            if (first_time(p)) {
-              out.event = ev;
-            } else if (out.event != ev) {
-              return query_error::duplicate_parameter;
-            }
-            return query_error::ok;
+            return set_once(p, out.event, ev);
           }
 
           case param::key:
@@ -465,14 +442,10 @@ query_error parse_announce_query(std::string_view query, const query_limits& lim
           case param::ip: {
             char buf[ip_address::max_text_length];
             std::string_view text;
-            switch (decode_short(value, buf, sizeof buf, text)) {
-              case short_result::bad_escape:
-                return query_error::bad_escape;
-              case short_result::too_long:
-                return query_error::bad_ip;
-              case short_result::ok:
-                break;
-            }
+            if (const query_error e =
+                    short_value(value, buf, sizeof buf, query_error::bad_ip, text);
+                e != query_error::ok)
+              return e;
             if (text.empty()) return query_error::ok;  // "ip=" is the same as no ip
             ip_address addr;
             if (!ip_address::parse(text, addr)) return query_error::bad_ip;
