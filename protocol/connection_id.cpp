@@ -98,7 +98,7 @@ std::int64_t connection_id_issuer::epoch_of(std::chrono::seconds now) noexcept {
 }
 
 std::uint64_t connection_id_issuer::mac(std::int64_t epoch, const endpoint& client) const noexcept {
-  std::uint8_t buf[27] = {};
+  std::uint8_t buf[25] = {};
   const auto e = static_cast<std::uint64_t>(epoch);
   for (unsigned i = 0; i < 8; ++i) {
     buf[i] = static_cast<std::uint8_t>(e >> (8U * i));
@@ -107,8 +107,7 @@ std::uint64_t connection_id_issuer::mac(std::int64_t epoch, const endpoint& clie
   // For v4 only bytes[0..3] are meaningful; the rest stay zero in `buf`
   // whatever `client.ip.bytes` holds there.
   std::memcpy(buf + 9, client.ip.bytes.data(), client.ip.length());
-  buf[25] = static_cast<std::uint8_t>(client.port >> 8);
-  buf[26] = static_cast<std::uint8_t>(client.port);
+  // The port is deliberately not hashed: see connection_id.hpp.
   return siphash24(key_, buf, sizeof buf);
 }
 

@@ -9,15 +9,23 @@
 ///
 /// The id here is a MAC, so the tracker remembers nothing per client:
 ///
-///     id = SipHash-2-4(key, epoch ‖ family ‖ address ‖ port)
+///     id = SipHash-2-4(key, epoch ‖ family ‖ address)
 ///
-///     hashed bytes (27):
-///     +-----------------+--------+------------------------+---------+
-///     | epoch (u64, LE) | family | address (16; v4 in the | port    |
-///     |  = floor(now /  | 4 or 6 |  first 4, rest zero)   | (u16,   |
-///     |    120 s)       |        |                        |  BE)    |
-///     +-----------------+--------+------------------------+---------+
-///      0               8        9                       25        27
+///     hashed bytes (25):
+///     +-----------------+--------+------------------------+
+///     | epoch (u64, LE) | family | address (16; v4 in the |
+///     |  = floor(now /  | 4 or 6 |  first 4, rest zero)   |
+///     |    120 s)       |        |                        |
+///     +-----------------+--------+------------------------+
+///      0               8        9                       25
+///
+/// The id is bound to the client's address, not its port. What the
+/// handshake proves is that the client receives packets at that address,
+/// which is all the anti-spoofing needs; and real clients reuse one id from
+/// several source ports (libtorrent caches one id per tracker for the whole
+/// process, shared by all its listen sockets), so a port-bound id would
+/// reject honest announces. The end-to-end libtorrent test runs several
+/// sessions in one process and relies on this.
 ///
 /// Validity: an id issued during epoch e is accepted while the current epoch
 /// is e or e + 1, so it lives between 120 s (issued at the very end of its
@@ -91,7 +99,7 @@ class connection_id_issuer {
     return issue(client, std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()));
   }
 
-  /// True if `id` was issued to exactly `client` (address and port) in the
+  /// True if `id` was issued to `client`'s address (any port) in the
   /// current or the previous epoch. Constant time.
   bool valid(connection_id id, const endpoint& client, std::chrono::seconds now) const noexcept;
   bool valid(connection_id id, const endpoint& client,

@@ -46,10 +46,23 @@ constexpr const char* test_key = "000102030405060708090a0b0c0d0e0f";
 /// A blocking UDP socket connected to the server (so it only hears the server).
 class client {
  public:
-  client(bool v6, std::uint16_t port, std::chrono::milliseconds timeout = 3000ms) : v6_(v6) {
+  /// `source_v4`: bind to this loopback address first (e.g. "127.0.0.2"), so
+  /// the server sees another client address; IPv4 only.
+  client(bool v6, std::uint16_t port, std::chrono::milliseconds timeout = 3000ms,
+         const char* source_v4 = nullptr)
+      : v6_(v6), source_(source_v4 ? source_v4 : (v6 ? "::1" : "127.0.0.1")) {
     fd_ = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
     if (fd_ < 0) {
       throw std::runtime_error("socket() failed");
+    }
+    if (source_v4 != nullptr) {
+      sockaddr_in src{};
+      src.sin_family = AF_INET;
+      if (v6 || ::inet_pton(AF_INET, source_v4, &src.sin_addr) != 1 ||
+          ::bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0) {
+        ::close(fd_);
+        throw std::runtime_error("cannot bind the client to its source address");
+      }
     }
     set_timeout(timeout);
     sockaddr_storage ss{};
@@ -107,7 +120,7 @@ class client {
   /// This socket's address as the server sees it.
   endpoint as_endpoint() const {
     endpoint e;
-    ip_address::parse(v6_ ? "::1" : "127.0.0.1", e.ip);
+    ip_address::parse(source_, e.ip);
     e.port = local_port_;
     return e;
   }
@@ -115,6 +128,7 @@ class client {
  private:
   int fd_ = -1;
   bool v6_ = false;
+  std::string source_;
   std::uint16_t local_port_ = 0;
 };
 
@@ -496,10 +510,10 @@ TEST_F(udp_server_test, expired_connection_id_is_refused_and_reconnect_works) {
   EXPECT_EQ(r.stats.incomplete, 1);
 }
 
-TEST_F(udp_server_test, id_presented_from_another_port_is_refused) {
+TEST_F(udp_server_test, id_presented_from_another_address_is_refused) {
   start();
   client owner(false, port());
-  client thief(false, port());
+  client thief(false, port(), 3000ms, "127.0.0.2");
   const connection_id id = connect(owner);
   const auto reply = announce_raw(thief, id, make_announce(hash_of(6), 9, 6999, 1), 9);
   ASSERT_TRUE(reply.has_value());
@@ -508,6 +522,19 @@ TEST_F(udp_server_test, id_presented_from_another_port_is_refused) {
   const udp_response r = announce(owner, id, make_announce(hash_of(6), 1, 6881, 1));
   EXPECT_EQ(r.stats.incomplete, 1);
   EXPECT_TRUE(r.peers.empty());
+}
+
+// Ids are bound to the address, not the port: libtorrent keeps one id per
+// tracker for the whole process and announces from several sockets with it.
+TEST_F(udp_server_test, id_is_accepted_from_another_port_of_the_same_address) {
+  start();
+  client first(false, port());
+  client second(false, port());
+  ASSERT_NE(first.local_port(), second.local_port());
+  const connection_id id = connect(first);
+  const udp_response r = announce(second, id, make_announce(hash_of(16), 2, 6882, 1));
+  EXPECT_EQ(r.stats.incomplete, 1);
+  EXPECT_TRUE(dir_->find(hash_of(16)));
 }
 
 TEST_F(udp_server_test, ip_field_is_ignored_unless_trusted) {
