@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# UDP (BEP 15) announce throughput: Debian's opentracker vs swarmkeeper, same load.
+#
+#   bench/udp/compare.sh [path/to/swarmkeeper [path/to/udp_loadgen]]
+#
+# For each round: opentracker, then swarmkeeper, each started fresh on free
+# loopback ports, warmed up (udp_loadgen --warmup: every torrent x peer slot
+# announced once with event=started, resent on timeout, must all be answered)
+# and measured with udp_loadgen for BENCH_DURATION seconds: same population,
+# window, sockets and request mix. Prints responses/s, the tracker's own CPU
+# time per response and the ratio swarmkeeper / opentracker. See
+# bench/udp/README.md.
+#
+# Installs nothing: needs opentracker, curl and taskset
+# (deploy/install-deps.sh --bench) and a built udp_loadgen. Loopback only.
+# Run as root so that opentracker can chroot and drop to the user nobody.
+#
+# Environment (defaults in brackets):
+#   BENCH_DURATION [15]      seconds per measured run
+#   BENCH_WINDOW [64]        requests in flight per socket
+#   BENCH_THREADS [1]        load generator threads (one socket each)
+#   BENCH_SCRAPE_PCT [0]     % of measured requests that are scrapes
+#   BENCH_SCRAPE_HASHES [10] info hashes per scrape
+#   BENCH_TORRENTS [1000]    BENCH_PEERS [20]    BENCH_SEED [1]
+#   BENCH_PIN [1]            1: tracker on BENCH_TRACKER_CPUS (0), loadgen on
+#                            BENCH_LOADGEN_CPUS (1) via taskset; 0: no pinning
+#   BENCH_ROUNDS [1]         rounds; figures are medians over rounds
+#   BENCH_MAX_LOSS [0.001]   a run is flagged when (errors + timeouts) /
+#                            responses exceeds this
+#   BENCH_SWARMKEEPER_ARGS   extra daemon options; default with BENCH_PIN=1
+#                            "--io-threads=1 --scheduler.max-threads=1 --udp.workers=1"
+#
+# Exit status: 0 when every run was clean, 1 when one was flagged, 2 when
+# something needed is missing.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+duration=${BENCH_DURATION:-15}
+window=${BENCH_WINDOW:-64}
+threads=${BENCH_THREADS:-1}
+scrape_pct=${BENCH_SCRAPE_PCT:-0}
+scrape_hashes=${BENCH_SCRAPE_HASHES:-10}
+torrents=${BENCH_TORRENTS:-1000}
+peers=${BENCH_PEERS:-20}
+seed=${BENCH_SEED:-1}
+pin=${BENCH_PIN:-1}
+tracker_cpus=${BENCH_TRACKER_CPUS:-0}
+loadgen_cpus=${BENCH_LOADGEN_CPUS:-1}
+rounds=${BENCH_ROUNDS:-1}
+max_loss=${BENCH_MAX_LOSS:-0.001}
+if [[ $pin == 1 ]]; then
+  sk_args_default="--io-threads=1 --scheduler.max-threads=1 --udp.workers=1"
+else
+  sk_args_default=""
+fi
+read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-$sk_args_default}"
+
+die() { echo "compare.sh: $*" >&2; exit 2; }
+note() { echo "== $*"; }
+
+missing=()
+for tool in opentracker curl taskset; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+((${#missing[@]} == 0)) || die "missing ${missing[*]}; install them with: deploy/install-deps.sh --bench"
+
+find_bin() {  # find_bin NAME GIVEN
+  local c
+  if [[ -n $2 ]]; then echo "$2"; return; fi
+  for c in "$root"/build/bin/"$1" "$root"/build-*/bin/"$1"; do
+    if [[ -x $c ]]; then echo "$c"; return; fi
+  done
+}
+sk=$(find_bin swarmkeeper "${1:-${SWARMKEEPER:-}}")
+lg=$(find_bin udp_loadgen "${2:-${UDP_LOADGEN:-}}")
+[[ -n $sk && -x $sk ]] || die "no swarmkeeper binary (cmake --build build, or pass its path)"
+[[ -n $lg && -x $lg ]] || die "no udp_loadgen binary (cmake --build build --target udp_loadgen, or pass its path as \$2)"
+
+for v in duration window threads scrape_hashes torrents peers rounds; do
+  [[ ${!v} =~ ^[0-9]+$ && ${!v} -ge 1 ]] || die "BENCH_${v^^} must be a positive integer, not '${!v}'"
+done
+
+if [[ $pin == 1 ]]; then
+  pin_tracker=(taskset -c "$tracker_cpus")
+  pin_lg=(taskset -c "$loadgen_cpus")
+else
+  pin_tracker=()
+  pin_lg=()
+fi
+
+work=$(mktemp -d /tmp/swarmkeeper-udpbench.XXXXXX)
+chmod 755 "$work"
+tracker_pid=""
+cleanup() {
+  if [[ -n $tracker_pid ]] && kill -0 "$tracker_pid" 2>/dev/null; then
+    kill -TERM "$tracker_pid" 2>/dev/null || true
+    wait "$tracker_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+clk_tck=$(getconf CLK_TCK)
+pop=(--torrents="$torrents" --peers="$peers" --seed="$seed")
+
+"$lg" --write-hashes="$work/hashes.txt" "${pop[@]}" || die "udp_loadgen could not write the hash list"
+chmod 644 "$work/hashes.txt"
+[[ $(wc -l <"$work/hashes.txt") -eq $torrents ]] || die "hash list has the wrong length"
+
+# A port free for both TCP (connect refused) and UDP (nothing in ss).
+free_port() {
+  local p
+  for ((p = $1; p < $1 + 200; p++)); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null \
+       && ! ss -Hlun "sport = :$p" 2>/dev/null | grep -q .; then echo "$p"; return; fi
+  done
+  die "no free port near $1"
+}
+
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    [[ -z $tracker_pid ]] || kill -0 "$tracker_pid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+}
+http_ok() { [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1") == 200 ]]; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+start_opentracker() {
+  port=$(free_port 18881)
+  local as_user=()
+  if [[ $(id -u) -eq 0 ]]; then as_user=(-u nobody); fi
+  # -p: HTTP (readiness check only), -P: UDP, the port measured.
+  "${pin_tracker[@]}" opentracker -i 127.0.0.1 -p "$port" -P "$port" "${as_user[@]}" \
+    -d "$work" -w hashes.txt >"$work/opentracker.log" 2>&1 &
+  tracker_pid=$!
+  local first
+  first=$(head -1 "$work/hashes.txt" | sed 's/../%&/g')
+  wait_until 10 http_ok "http://127.0.0.1:$port/scrape?info_hash=$first" \
+    || { cat "$work/opentracker.log" >&2; die "opentracker did not start"; }
+}
+
+start_swarmkeeper() {
+  port=$(free_port 18981)
+  http_port=$(free_port $((port + 1)))
+  "${pin_tracker[@]}" "$sk" --udp-port="$port" --http-port="$http_port" --bind=127.0.0.1 "${sk_extra[@]}" \
+    >"$work/swarmkeeper.log" 2>&1 &
+  tracker_pid=$!
+  wait_until 20 http_ok "http://127.0.0.1:$http_port/health" \
+    || { tail -20 "$work/swarmkeeper.log" >&2; die "swarmkeeper did not answer /health"; }
+}
+
+stop_tracker() {
+  local rc=0
+  kill -TERM "$tracker_pid"
+  wait "$tracker_pid" || rc=$?
+  tracker_pid=""
+  if [[ $1 == swarmkeeper && $rc -ne 0 ]]; then
+    echo "   !! swarmkeeper exited with status $rc after SIGTERM"
+    tail -20 "$work/swarmkeeper.log"
+    flagged=1
+  fi
+}
+
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
+run_lg() {  # run_lg ARGS... -> global result = BENCH line + cpu_ticks=N
+  local before after out
+  before=$(cpu_ticks "$tracker_pid")
+  out=$("${pin_lg[@]}" "$lg" --port="$port" "${pop[@]}" --window="$window" --threads="$threads" "$@" 2>&1) \
+    || { echo "$out" >&2; die "udp_loadgen failed"; }
+  after=$(cpu_ticks "$tracker_pid")
+  result="$(grep '^BENCH ' <<<"$out") cpu_ticks=$((after - before))"
+  [[ $result == BENCH* ]] || { echo "$out" >&2; die "no BENCH line from udp_loadgen"; }
+}
+
+warm_up() {
+  run_lg --warmup
+  echo "   warm-up: $(field warm_done "$result")/$(field warm_total "$result") slots announced with event=started" \
+       "($(field timeouts "$result") timeouts resent, $(field errors "$result") error replies)"
+  if [[ $(field warm_done "$result") != "$(field warm_total "$result")" ]]; then
+    echo "   !! warm-up incomplete"
+    flagged=1
+  fi
+}
+
+declare -a rows
+flagged=0
+
+measure() {  # measure NAME ROUND
+  run_lg --duration="$duration" --scrape-pct="$scrape_pct" --scrape-hashes="$scrape_hashes"
+  rows+=("$1|$2|$result")
+  local bad="" resp errs tos
+  resp=$(field responses "$result"); errs=$(field errors "$result"); tos=$(field timeouts "$result")
+  awk -v e="$errs" -v t="$tos" -v r="$resp" -v m="$max_loss" 'BEGIN{exit !(r == 0 || (e + t) / r > m)}' \
+    && bad+=" errors+timeouts=$((errs + tos))"
+  (( $(field bad "$result") == 0 )) || bad+=" malformed/unmatched=$(field bad "$result")"
+  (( $(field nopeers "$result") == 0 )) || bad+=" announces-without-peers=$(field nopeers "$result")"
+  printf '   %-12s %9.0f resp/s  tracker CPU %5.1f us/resp  %s peers/announce  errors %s  timeouts %s%s\n' \
+    "$1" "$(field rps "$result")" \
+    "$(awk -v t="$(field cpu_ticks "$result")" -v n="$resp" -v h="$clk_tck" 'BEGIN{print n ? t * 1e6 / h / n : 0}')" \
+    "$(field avg_peers "$result")" "$errs" "$tos" "${bad:+   !! FLAGGED:$bad}"
+  [[ -z $bad ]] || flagged=1
+}
+
+note "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
+note "swarmkeeper options: --udp-port=PORT --http-port=PORT2 --bind=127.0.0.1 ${sk_extra[*]}"
+note "opentracker $(dpkg-query -W -f='${Version}' opentracker 2>/dev/null || echo '?'), swarmkeeper $sk ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+note "load: $torrents torrents x $peers peers (seed $seed), numwant=50; $threads socket(s) x window $window; scrapes ${scrape_pct}% (${scrape_hashes} hashes); ${duration}s; $rounds round(s)"
+if [[ $pin == 1 ]]; then note "pinning: tracker on CPU $tracker_cpus, udp_loadgen on CPU $loadgen_cpus"; else note "pinning: none"; fi
+read -r load1 _ </proc/loadavg
+if awk -v l="$load1" 'BEGIN{exit !(l > 0.5)}'; then
+  note "WARNING: load average $load1 before start; other work on this machine skews the figures"
+fi
+
+for ((round = 1; round <= rounds; round++)); do
+  note "round $round/$rounds: opentracker"
+  start_opentracker; warm_up; measure opentracker "$round"; stop_tracker opentracker
+  note "round $round/$rounds: swarmkeeper"
+  start_swarmkeeper; warm_up; measure swarmkeeper "$round"; stop_tracker swarmkeeper
+done
+
+median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+metric() {
+  local row n line
+  for row in "${rows[@]}"; do
+    IFS='|' read -r n _ line <<<"$row"
+    if [[ $n == "$1" ]]; then field "$2" "$line"; fi
+  done | median
+}
+cpu_per_resp() {
+  local row n line
+  for row in "${rows[@]}"; do
+    IFS='|' read -r n _ line <<<"$row"
+    [[ $n == "$1" ]] || continue
+    awk -v t="$(field cpu_ticks "$line")" -v n="$(field responses "$line")" -v h="$clk_tck" 'BEGIN{print n ? t * 1e6 / h / n : 0}'
+  done | median
+}
+ot=$(metric opentracker rps)
+skr=$(metric swarmkeeper rps)
+echo
+echo "RESULT (median of $rounds round(s), $torrents x $peers peers, $threads x window $window, ${duration}s, scrapes ${scrape_pct}%, pin=$pin)"
+printf '  %-12s %10s %16s %14s\n' tracker 'resp/s' 'tracker us/resp' 'peers/announce'
+printf '  %-12s %10.0f %16.1f %14s\n' opentracker "$ot" "$(cpu_per_resp opentracker)" "$(metric opentracker avg_peers)"
+printf '  %-12s %10.0f %16.1f %14s\n' swarmkeeper "$skr" "$(cpu_per_resp swarmkeeper)" "$(metric swarmkeeper avg_peers)"
+awk -v a="$skr" -v b="$ot" 'BEGIN{printf "  ratio swarmkeeper/opentracker: %.2fx (target 1.0x, stretch 1.5x)\n", a / b}'
+if ((flagged)); then
+  echo "  !! at least one run was FLAGGED (see above): the figures are not trustworthy"
+  exit 1
+fi
