@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -105,14 +107,30 @@ struct udp_job {
   std::vector<info_hash> hashes;  ///< non-empty: a scrape
 };
 
+/// The announces and scrapes of one receive round, in one message.
+struct udp_job_batch {
+  std::vector<udp_job> jobs;
+};
+
+/// Replies encoded by a helper, handed to its worker in one post.
+struct udp_reply {
+  std::size_t socket = 0;
+  udp_endpoint to;
+  std::string bytes;
+  std::uint8_t kind = 0;
+};
+
 }  // namespace udp_detail
 }  // namespace sk
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::udp_detail::udp_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::udp_detail::udp_job_batch)
 
 namespace sk {
 
 using udp_detail::udp_job;
+using udp_detail::udp_job_batch;
+using udp_detail::udp_reply;
 
 /// One socket worker: a thread running an io_context that owns one socket
 /// per listening address. Everything but the atomics is touched only on
@@ -141,6 +159,11 @@ struct udp_server::worker {
   bool receiving = true;  // worker thread only
   udp_request request;    // reused: a warm object parses without allocating
   std::string out;        // reused for inline replies
+  std::vector<udp_job> batch;  // jobs of the current receive round
+
+  /// Datagrams read per receive round before the round's jobs go to the
+  /// helper in one message.
+  static constexpr std::size_t max_round = 32;
 
   void arm(std::size_t i) {
     socket_slot& s = *sockets[i];
@@ -160,8 +183,38 @@ struct udp_server::worker {
     } else {
       bump(shared.received);
       handle(i, std::string_view(sockets[i]->buffer.data(), n));
+      // Drain what else is queued on the socket (non-blocking), so that one
+      // message to the helper carries the whole round.
+      socket_slot& s = *sockets[i];
+      for (std::size_t k = 1; k < max_round; ++k) {
+        boost::system::error_code rec;
+        const std::size_t m = s.socket.receive_from(asio::buffer(s.buffer), s.from, 0, rec);
+        if (rec) {
+          break;  // would_block, or an error the next async receive sees
+        }
+        bump(shared.received);
+        handle(i, std::string_view(s.buffer.data(), m));
+      }
+      submit();
     }
     arm(i);
+  }
+
+  /// Hands the round's jobs to the helper: one message.
+  void submit() {
+    if (batch.empty()) {
+      return;
+    }
+    if (batch.size() == 1) {
+      caf::anon_send(helper, std::move(batch.front()));
+      batch.clear();
+      return;
+    }
+    udp_job_batch b;
+    b.jobs = std::move(batch);
+    batch = {};
+    batch.reserve(max_round);
+    caf::anon_send(helper, std::move(b));
   }
 
   /// Sends without blocking; a full socket buffer drops the reply.
@@ -229,7 +282,7 @@ struct udp_server::worker {
       job.hashes = request.scrape_hashes;
     }
     in_flight.fetch_add(1, std::memory_order_relaxed);
-    caf::anon_send(helper, std::move(job));
+    batch.push_back(std::move(job));
   }
 
   /// Runs on this worker's thread: sends a reply a helper encoded.
@@ -255,103 +308,196 @@ namespace {
 
 using shared_state = udp_server::shared_state;
 
-/// Hands an encoded reply to the job's worker thread.
-void finish(const udp_job& job, std::string bytes, reply_kind kind) {
-  udp_server::worker* w = job.w;
-  asio::post(w->io, [w, socket = job.socket, to = job.to, bytes = std::move(bytes), kind] {
-    w->complete(socket, to, bytes, kind);
-  });
-}
+using flush_atom = caf::atom_constant<caf::atom("udpflush")>;
 
-void finish_failure(shared_state& sh, const udp_job& job) {
-  bump(sh.swarm_failures);
-  std::string out;
-  encode_udp_error_response(out, job.transaction, swarm_failure_text);
-  finish(job, std::move(out), reply_kind::error);
-}
+/// Replies waiting to go to the worker thread. Flushed by a message the
+/// helper sends itself when the first reply is queued: it lands behind the
+/// swarm responses already in the mailbox, so one post carries them all.
+struct reply_queue {
+  udp_server::worker* w = nullptr;
+  std::vector<udp_reply> replies;
+  bool flush_scheduled = false;
+  caf::event_based_actor* self = nullptr;
 
-void run_announce(caf::event_based_actor* self, shared_state* sh, const udp_job& job,
-                  bool may_retry) {
-  caf::actor swarm = sh->dir.route(job.announce.request.hash);
-  if (!swarm) {  // the directory is shutting down
-    finish_failure(*sh, job);
-    return;
+  void push(const udp_job& job, std::string bytes, reply_kind kind) {
+    w = job.w;
+    replies.push_back(udp_reply{job.socket, job.to, std::move(bytes),
+                                static_cast<std::uint8_t>(kind)});
+    if (!flush_scheduled) {
+      flush_scheduled = true;
+      self->send(self, flush_atom::value);
+    }
   }
-  self->request(swarm, sh->cfg.request_timeout, announce_atom::value, job.announce)
-      .then(
-          [job](const announce_result& r) {
-            // Only the requester's family: a v4 client cannot use v6 peers
-            // and a BEP 15 reply has one peer size.
-            const std::string& peers = job.v6_peers ? r.peers6 : r.peers4;
-            const std::size_t size = udp_peer_size(job.v6_peers);
-            const std::size_t cap = udp_max_peers_per_reply(job.v6_peers) * size;
-            const std::size_t len = std::min(cap, peers.size() - peers.size() % size);
-            std::string out;
-            encode_udp_announce_response(out, job.transaction, r.interval, r.stats,
-                                         std::string_view(peers).substr(0, len));
-            finish(job, std::move(out), reply_kind::announce);
-          },
-          [self, sh, job, may_retry](const caf::error& e) {
-            // The swarm ended between route() and our request (idle
-            // expiry): route once more, which spawns a fresh one.
-            if (may_retry && e == caf::sec::request_receiver_down) {
-              run_announce(self, sh, job, false);
-              return;
-            }
-            finish_failure(*sh, job);
-          });
-}
+
+  void flush() {
+    flush_scheduled = false;
+    if (replies.empty()) {
+      return;
+    }
+    udp_server::worker* target = w;
+    asio::post(target->io, [target, batch = std::move(replies)] {
+      for (const udp_reply& r : batch) {
+        target->complete(r.socket, r.to, r.bytes, static_cast<reply_kind>(r.kind));
+      }
+    });
+    replies = {};
+  }
+};
 
 /// Scrape: one request per known hash, merged in request order; unknown
 /// hashes (and swarms that ended meanwhile, i.e. are empty) count zeros.
 struct scrape_state {
-  udp_job job;
   std::vector<swarm_stats> stats;
   std::size_t pending = 0;
   bool failed = false;
 };
 
-void finish_scrape(shared_state& sh, const scrape_state& st) {
+/// One announce or scrape waiting for its swarm(s).
+struct pending_job {
+  udp_job job;
+  std::shared_ptr<scrape_state> scrape;  ///< set for a scrape
+};
+
+/// State of one helper actor. Requests to swarms carry no CAF timeout (a
+/// CAF request timeout arms one event per request on the actor clock's
+/// thread: a cross-thread wake-up each and a stale timeout message later).
+/// Instead every job gets a deadline here and a periodic tick answers the
+/// overdue ones with the "try again later" error, as net/tracker_bridge does.
+struct helper_state {
+  using steady = std::chrono::steady_clock;
+  shared_state* sh = nullptr;
+  reply_queue out;
+  std::uint64_t next_id = 0;
+  std::unordered_map<std::uint64_t, pending_job> jobs;
+  /// (deadline, id) in insertion order; all jobs share one timeout, so the
+  /// front always expires first.
+  std::deque<std::pair<steady::time_point, std::uint64_t>> deadlines;
+
+  std::uint64_t track(udp_job&& job, std::shared_ptr<scrape_state> scrape) {
+    const std::uint64_t id = next_id++;
+    jobs.emplace(id, pending_job{std::move(job), std::move(scrape)});
+    deadlines.emplace_back(steady::now() + sh->cfg.request_timeout, id);
+    return id;
+  }
+
+  void fail(std::uint64_t id) {
+    auto it = jobs.find(id);
+    if (it == jobs.end()) {
+      return;
+    }
+    bump(sh->swarm_failures);
+    std::string bytes;
+    encode_udp_error_response(bytes, it->second.job.transaction, swarm_failure_text);
+    out.push(it->second.job, std::move(bytes), reply_kind::error);
+    jobs.erase(it);
+  }
+
+  /// Fails every job whose deadline passed.
+  void expire() {
+    const auto now = steady::now();
+    while (!deadlines.empty() && deadlines.front().first <= now) {
+      const auto id = deadlines.front().second;
+      deadlines.pop_front();
+      fail(id);
+    }
+  }
+};
+
+using helper_ptr = std::shared_ptr<helper_state>;
+
+void send_announce(caf::event_based_actor* self, const helper_ptr& hs, std::uint64_t id,
+                   bool may_retry) {
+  auto it = hs->jobs.find(id);
+  if (it == hs->jobs.end()) {
+    return;
+  }
+  const udp_job& job = it->second.job;
+  caf::actor swarm = hs->sh->dir.route(job.announce.request.hash);
+  if (!swarm) {  // the directory is shutting down
+    hs->fail(id);
+    return;
+  }
+  self->request(swarm, caf::infinite, announce_atom::value, job.announce)
+      .then(
+          [hs, id](const announce_result& r) {
+            auto found = hs->jobs.find(id);
+            if (found == hs->jobs.end()) {
+              return;  // timed out meanwhile
+            }
+            const udp_job& j = found->second.job;
+            // Only the requester's family: a v4 client cannot use v6 peers
+            // and a BEP 15 reply has one peer size.
+            const std::string& peers = j.v6_peers ? r.peers6 : r.peers4;
+            const std::size_t size = udp_peer_size(j.v6_peers);
+            const std::size_t cap = udp_max_peers_per_reply(j.v6_peers) * size;
+            const std::size_t len = std::min(cap, peers.size() - peers.size() % size);
+            std::string out;
+            encode_udp_announce_response(out, j.transaction, r.interval, r.stats,
+                                         std::string_view(peers).substr(0, len));
+            hs->out.push(j, std::move(out), reply_kind::announce);
+            hs->jobs.erase(found);
+          },
+          [self, hs, id, may_retry](const caf::error& e) {
+            if (hs->jobs.find(id) == hs->jobs.end()) {
+              return;
+            }
+            // The swarm ended between route() and our request (idle
+            // expiry): route once more, which spawns a fresh one.
+            if (may_retry && e == caf::sec::request_receiver_down) {
+              send_announce(self, hs, id, false);
+              return;
+            }
+            hs->fail(id);
+          });
+}
+
+void finish_scrape(const helper_ptr& hs, std::uint64_t id) {
+  auto it = hs->jobs.find(id);
+  if (it == hs->jobs.end()) {
+    return;  // timed out meanwhile
+  }
+  const scrape_state& st = *it->second.scrape;
   if (st.failed) {
-    finish_failure(sh, st.job);
+    hs->fail(id);
     return;
   }
   std::string out;
-  encode_udp_scrape_response(out, st.job.transaction, st.stats.data(), st.stats.size());
-  finish(st.job, std::move(out), reply_kind::scrape);
+  encode_udp_scrape_response(out, it->second.job.transaction, st.stats.data(), st.stats.size());
+  hs->out.push(it->second.job, std::move(out), reply_kind::scrape);
+  hs->jobs.erase(it);
 }
 
-void run_scrape(caf::event_based_actor* self, shared_state* sh, const udp_job& job) {
+void run_scrape(caf::event_based_actor* self, const helper_ptr& hs, udp_job&& job) {
   auto st = std::make_shared<scrape_state>();
-  st->job = job;
   st->stats.resize(job.hashes.size());
   std::vector<std::pair<std::size_t, caf::actor>> known;
   for (std::size_t i = 0; i < job.hashes.size(); ++i) {
-    if (caf::actor swarm = sh->dir.find(job.hashes[i])) {
+    if (caf::actor swarm = hs->sh->dir.find(job.hashes[i])) {
       known.emplace_back(i, std::move(swarm));
     }
   }
   st->pending = known.size();
+  const std::uint64_t id = hs->track(std::move(job), st);
   if (known.empty()) {
-    finish_scrape(*sh, *st);
+    finish_scrape(hs, id);
     return;
   }
   // All callbacks run in this actor, one at a time: no locking.
   for (auto& [i, swarm] : known) {
-    self->request(swarm, sh->cfg.request_timeout, scrape_atom::value)
+    self->request(swarm, caf::infinite, scrape_atom::value)
         .then(
-            [sh, st, i = i](const swarm_stats& s) {
+            [hs, st, id, i = i](const swarm_stats& s) {
               st->stats[i] = s;
               if (--st->pending == 0) {
-                finish_scrape(*sh, *st);
+                finish_scrape(hs, id);
               }
             },
-            [sh, st](const caf::error& e) {
+            [hs, st, id](const caf::error& e) {
               if (e != caf::sec::request_receiver_down) {
-                st->failed = true;  // timeout or worse: don't report zeros as truth
+                st->failed = true;  // don't report zeros as truth
               }
               if (--st->pending == 0) {
-                finish_scrape(*sh, *st);
+                finish_scrape(hs, id);
               }
             });
   }
@@ -359,13 +505,35 @@ void run_scrape(caf::event_based_actor* self, shared_state* sh, const udp_job& j
 
 /// The actor between one worker and the swarms.
 caf::behavior udp_helper(caf::event_based_actor* self, shared_state* sh) {
+  auto hs = std::make_shared<helper_state>();
+  hs->sh = sh;
+  hs->out.self = self;
+  const auto tick = std::clamp<std::chrono::milliseconds>(
+      sh->cfg.request_timeout / 5, std::chrono::milliseconds(1), std::chrono::milliseconds(1000));
+  self->delayed_send(self, tick, caf::tick_atom::value);
   return {
-      [self, sh](const udp_job& job) {
+      [self, hs](udp_job& job) {
         if (job.hashes.empty()) {
-          run_announce(self, sh, job, true);
+          const std::uint64_t id = hs->track(std::move(job), nullptr);
+          send_announce(self, hs, id, true);
         } else {
-          run_scrape(self, sh, job);
+          run_scrape(self, hs, std::move(job));
         }
+      },
+      [self, hs](udp_job_batch& batch) {
+        for (udp_job& job : batch.jobs) {
+          if (job.hashes.empty()) {
+            const std::uint64_t id = hs->track(std::move(job), nullptr);
+            send_announce(self, hs, id, true);
+          } else {
+            run_scrape(self, hs, std::move(job));
+          }
+        }
+      },
+      [hs](flush_atom) { hs->out.flush(); },
+      [self, hs, tick](caf::tick_atom) {
+        hs->expire();
+        self->delayed_send(self, tick, caf::tick_atom::value);
       },
   };
 }

@@ -5,13 +5,20 @@
 ///   worker k (one thread, one io_context, its own SO_REUSEPORT sockets)
 ///   ─────────────────────────────────────────────        CAF scheduler
 ///   async_receive_from ─▶ accept_udp_request            ────────────────
+///     (+ up to 31 more non-blocking receive_from: one round)
 ///     drop ........................ count
 ///     reply_error ................. error packet, sent inline
 ///     connect ..................... id packet, sent inline
-///     announce / scrape ── anon_send(udp_job) ──▶ udp helper actor k
+///     announce / scrape ── one anon_send per round ──▶ udp helper actor k
 ///                                                  route/find in directory
-///                                                  request(swarm, timeout)
-///     send_to ◀── post(io_context k, bytes) ◀──── encode the reply
+///                                                  request(swarm, infinite)
+///     send_to ◀── post(io_context k, replies) ◀── encode, queue, flush
+///
+/// Requests to swarms carry no CAF timeout (that armed one event per
+/// request on CAF's clock thread); the helper keeps a deadline per job and a
+/// periodic tick answers overdue ones with "try again later". Replies are
+/// queued and handed to the worker in one post per flush (a message the
+/// helper sends itself when the first reply is queued).
 ///
 /// The I/O thread never waits for CAF: it only enqueues into the helper's
 /// mailbox. Replies are encoded on the CAF thread and written by the worker
