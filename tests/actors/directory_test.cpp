@@ -23,16 +23,7 @@ using std::chrono::seconds;
 using test::pid;
 using test::v4;
 
-swarm_config short_config() {
-  swarm_config c;
-  c.announce_interval = seconds(60);
-  c.min_interval = seconds(30);
-  c.peer_timeout = seconds(150);
-  c.sweep_period = seconds(10);
-  c.idle_lifetime = seconds(100);
-  c.rng_seed = 7;
-  return c;
-}
+swarm_config short_config() { return test::short_config(7); }
 
 swarm_announce make_announce(const info_hash& h, std::uint64_t peer, const endpoint& ep,
                              announce_event ev = announce_event::started) {

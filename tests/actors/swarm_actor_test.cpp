@@ -20,16 +20,7 @@ using test::pid;
 using test::v4;
 using test::v6;
 
-swarm_config short_config() {
-  swarm_config c;
-  c.announce_interval = seconds(60);
-  c.min_interval = seconds(30);
-  c.peer_timeout = seconds(150);
-  c.sweep_period = seconds(10);
-  c.idle_lifetime = seconds(100);
-  c.rng_seed = 1;
-  return c;
-}
+swarm_config short_config() { return test::short_config(1); }
 
 swarm_announce make_announce(const info_hash& h, std::uint64_t peer, const endpoint& ep,
                              std::uint64_t left, announce_event ev = announce_event::none,

@@ -7,9 +7,23 @@
 #include <string>
 
 #include "actors/peer_table.hpp"
+#include "actors/swarm_config.hpp"
 #include "protocol/types.hpp"
 
 namespace sk::test {
+
+/// Short timings for actor tests on the simulated clock; a fixed selection
+/// seed so peer choices repeat.
+inline swarm_config short_config(std::uint64_t rng_seed) {
+  swarm_config c;
+  c.announce_interval = std::chrono::seconds(60);
+  c.min_interval = std::chrono::seconds(30);
+  c.peer_timeout = std::chrono::seconds(150);
+  c.sweep_period = std::chrono::seconds(10);
+  c.idle_lifetime = std::chrono::seconds(100);
+  c.rng_seed = rng_seed;
+  return c;
+}
 
 /// A peer_id like a real client's: "-SK0001-" then the number in 12 digits.
 inline peer_id pid(std::uint64_t n) {

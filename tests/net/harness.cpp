@@ -77,19 +77,22 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-std::uint16_t free_port() {
+namespace {
+
+/// A port of `type` (SOCK_STREAM or SOCK_DGRAM) free on 0.0.0.0 and, where
+/// IPv6 loopback exists, on :: too: the daemon binds both (IPv6 only).
+std::uint16_t free_port_of(int type, const char* what) {
   const bool v6 = have_ipv6_loopback();
   for (int attempt = 0; attempt < 50; ++attempt) {
-    // The daemon binds 0.0.0.0 and :: (IPv6 only): the port must be free on both.
-    const int fd = bind_socket("0.0.0.0", 0);
-    if (fd < 0) throw std::runtime_error(errno_text("bind"));
+    const int fd = bind_socket("0.0.0.0", 0, type);
+    if (fd < 0) throw std::runtime_error(errno_text(what));
     sockaddr_in a{};
     socklen_t len = sizeof a;
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
     const std::uint16_t port = ntohs(a.sin_port);
     bool ok = true;
     if (v6) {
-      const int fd6 = bind_socket("::", port);
+      const int fd6 = bind_socket("::", port, type);
       if (fd6 < 0)
         ok = false;
       else
@@ -98,31 +101,14 @@ std::uint16_t free_port() {
     ::close(fd);
     if (ok) return port;
   }
-  throw std::runtime_error("no free port found");
+  throw std::runtime_error(std::string("no free port found (") + what + ")");
 }
 
-std::uint16_t free_udp_port() {
-  const bool v6 = have_ipv6_loopback();
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const int fd = bind_socket("0.0.0.0", 0, SOCK_DGRAM);
-    if (fd < 0) throw std::runtime_error(errno_text("bind udp"));
-    sockaddr_in a{};
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    const std::uint16_t port = ntohs(a.sin_port);
-    bool ok = true;
-    if (v6) {
-      const int fd6 = bind_socket("::", port, SOCK_DGRAM);
-      if (fd6 < 0)
-        ok = false;
-      else
-        ::close(fd6);
-    }
-    ::close(fd);
-    if (ok) return port;
-  }
-  throw std::runtime_error("no free UDP port found");
-}
+}  // namespace
+
+std::uint16_t free_port() { return free_port_of(SOCK_STREAM, "bind"); }
+
+std::uint16_t free_udp_port() { return free_port_of(SOCK_DGRAM, "bind udp"); }
 
 bool have_ipv6_loopback() {
   const int fd = bind_socket("::1", 0);
