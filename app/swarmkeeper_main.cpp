@@ -60,11 +60,9 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   caf::actor_system sys{cfg};
   sk::swarm_directory directory{sys, settings.swarm};
   sk::tracker_bridge bridge{sys, directory, settings.bridge};
-  sk::http_server server{settings.http, bridge};
-  server.start();
-  spdlog::info("swarmkeeper serving HTTP on {} ({} I/O threads, {} scheduler threads)",
-               join(server.local_endpoints()), settings.http.io_threads,
-               sys.scheduler().num_workers());
+  // UDP starts before HTTP, so that once /health answers 200 every transport
+  // is up and its start-up line is written (tests and load balancers rely on
+  // /health meaning "fully started").
   // Constructed only when enabled: a disabled UDP tracker opens no socket.
   std::optional<sk::udp_server> udp;
   if (settings.udp_enabled) {
@@ -73,6 +71,11 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   } else {
     spdlog::info("UDP tracker disabled (udp.enable=false)");
   }
+  sk::http_server server{settings.http, bridge};
+  server.start();
+  spdlog::info("swarmkeeper serving HTTP on {} ({} I/O threads, {} scheduler threads)",
+               join(server.local_endpoints()), settings.http.io_threads,
+               sys.scheduler().num_workers());
 
   int sig = 0;
   while (sigwait(&stop_signals, &sig) != 0) {
