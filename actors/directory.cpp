@@ -51,6 +51,20 @@ class swarm_directory::table final : public swarm_registry {
     return true;
   }
 
+  bool replace_if_owner(const info_hash& hash, const caf::actor_addr& dead,
+                        const caf::actor& replacement) override {
+    caf::actor victim;  // released after unlocking
+    stripe& s = stripe_for(hash);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    auto it = s.map.find(hash);
+    if (stopped.load(std::memory_order_acquire) || it == s.map.end() ||
+        it->second.address() != dead) {
+      return false;
+    }
+    victim = std::exchange(it->second, replacement);
+    return true;
+  }
+
  private:
   std::unique_ptr<stripe[]> stripes_;
   std::size_t count_;
@@ -79,6 +93,16 @@ swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg
 
 swarm_directory::~swarm_directory() { stop_all(); }
 
+caf::actor swarm_directory::start_supervisor(const supervisor_config& cfg) {
+  if (auto err = cfg.validate(); !err.empty()) {
+    throw std::invalid_argument("invalid supervisor config: " + err);
+  }
+  if (!supervisor_) {
+    supervisor_ = spawn_supervisor(sys_, cfg, table_);
+  }
+  return supervisor_;
+}
+
 caf::actor swarm_directory::route(const info_hash& h) {
   auto& s = table_->stripe_for(h);
   std::lock_guard<std::mutex> guard(s.mtx);
@@ -95,7 +119,14 @@ caf::actor swarm_directory::route(const info_hash& h) {
     state += spawned_.fetch_add(1, std::memory_order_relaxed) << 1;
   }
   const std::uint64_t seed = splitmix64(state);
-  auto swarm = spawn_swarm(sys_, h, cfg_, seed, table_);
+  auto core = std::make_shared<swarm_core>(h, cfg_, seed);
+  auto swarm = spawn_swarm(sys_, core, table_, supervisor_);
+  if (supervisor_) {
+    // Enqueued before the swarm can run a tick, so the supervisor knows it
+    // before its first health report (and monitors it before it can crash;
+    // a swarm dead already yields a down message at once).
+    caf::anon_send(supervisor_, watch_atom::value, h, swarm, std::move(core));
+  }
   s.map.emplace(h, swarm);
   return swarm;
 }
@@ -132,6 +163,12 @@ void swarm_directory::stop_all() {
   // Outside the locks: a swarm ending concurrently may need its stripe.
   for (auto& swarm : swarms) {
     caf::anon_send_exit(swarm, caf::exit_reason::user_shutdown);
+  }
+  // After the swarms: a swarm crashing meanwhile is not put back (the
+  // directory refuses replacements once stopped). The remediation actors
+  // monitor the supervisor and end with it.
+  if (supervisor_) {
+    caf::anon_send_exit(supervisor_, caf::exit_reason::user_shutdown);
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/supervisor.hpp"
 #include "actors/swarm_config.hpp"
 #include "protocol/types.hpp"
 
@@ -29,6 +30,11 @@ namespace sk {
 /// still points at it. A sender that gets `sec::request_receiver_down`
 /// (it raced with that ending) routes again once.
 ///
+/// Supervision: after `start_supervisor()`, every swarm spawned is watched by
+/// the supervisor (restarted from its state when it crashes; the supervisor
+/// puts the replacement in place with `replace_if_owner`), and reports its
+/// health there.
+///
 /// Lifetime: construct after the `actor_system` and destroy before it
 /// (declare it later); call `stop_all()` after the network has drained.
 /// Swarms reach the directory through a weak reference, so destroying it
@@ -44,6 +50,15 @@ class swarm_directory {
   swarm_directory(const swarm_directory&) = delete;
   swarm_directory& operator=(const swarm_directory&) = delete;
 
+  /// Spawns the node's supervisor (registry: this directory) and hands it
+  /// every swarm spawned from now on. Call once, before the first `route()`
+  /// (not thread-safe against it). `cfg` must be valid. Returns the
+  /// supervisor, which `stop_all()` stops after the swarms.
+  caf::actor start_supervisor(const supervisor_config& cfg);
+
+  /// The supervisor (invalid before `start_supervisor`).
+  const caf::actor& supervisor() const noexcept { return supervisor_; }
+
   /// The swarm actor for `h`, spawning it on a miss. Thread-safe, never
   /// blocks on an actor; safe to call from I/O threads. Once `stop_all()`
   /// has begun it spawns nothing: a miss returns an invalid handle
@@ -57,8 +72,9 @@ class swarm_directory {
   /// Number of swarms (a snapshot; each stripe is counted under its lock).
   std::size_t size() const;
 
-  /// Stops every swarm actor (exit reason `user_shutdown`) and empties the
-  /// directory; `route()` spawns nothing afterwards. Idempotent.
+  /// Stops every swarm actor (exit reason `user_shutdown`), then the
+  /// supervisor (and with it every remediation), and empties the directory;
+  /// `route()` spawns nothing afterwards. Idempotent.
   void stop_all();
 
   /// The configuration swarms are spawned with.
@@ -70,6 +86,7 @@ class swarm_directory {
   caf::actor_system& sys_;
   swarm_config cfg_;
   std::shared_ptr<table> table_;
+  caf::actor supervisor_;
   /// Base of per-swarm seeds when cfg.rng_seed == 0 (drawn at construction).
   std::uint64_t seed_base_;
   std::atomic<std::uint64_t> spawned_{0};

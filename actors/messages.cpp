@@ -14,6 +14,14 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<announce_request>("sk::announce_request");
   cfg.add_message_type<swarm_announce>("sk::swarm_announce");
   cfg.add_message_type<announce_result>("sk::announce_result");
+  cfg.add_message_type<health_report>("sk::health_report");
+  cfg.add_message_type<swarm_knobs>("sk::swarm_knobs");
+  cfg.add_message_type<remediation_record>("sk::remediation_record");
+  cfg.add_message_type<std::vector<remediation_record>>("sk::remediation_records");
+  cfg.add_message_type<supervisor_event>("sk::supervisor_event");
+  cfg.add_message_type<std::vector<supervisor_event>>("sk::supervisor_events");
+  cfg.add_message_type<swarm_status>("sk::swarm_status");
+  cfg.add_message_type<std::vector<info_hash>>("sk::info_hashes");
 }
 
 }  // namespace sk

@@ -4,12 +4,15 @@
 /// are registered in one place (`register_message_types`).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <caf/all.hpp>
 
+#include "actors/healing_types.hpp"
+#include "actors/health_types.hpp"
 #include "protocol/announce.hpp"
 #include "protocol/reply.hpp"
 #include "protocol/types.hpp"
@@ -20,6 +23,23 @@ namespace sk {
 using announce_atom = caf::atom_constant<caf::atom("announce")>;
 using scrape_atom = caf::atom_constant<caf::atom("scrape")>;
 using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
+// Self-healing (swarm, supervisor, remediation; see their headers).
+using health_atom = caf::atom_constant<caf::atom("health")>;
+using policy_atom = caf::atom_constant<caf::atom("policy")>;
+using knobs_atom = caf::atom_constant<caf::atom("knobs")>;
+using history_atom = caf::atom_constant<caf::atom("history")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
+using crash_atom = caf::atom_constant<caf::atom("crash")>;
+using watch_atom = caf::atom_constant<caf::atom("watch")>;
+using observer_atom = caf::atom_constant<caf::atom("observer")>;
+using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
+using events_atom = caf::atom_constant<caf::atom("events")>;
+using remediate_atom = caf::atom_constant<caf::atom("remediate")>;
+
+class swarm_core;
+/// The state of one swarm, shared by its actor and the supervisor (which
+/// restarts the actor from it). Local only: never crosses nodes.
+using swarm_core_ptr = std::shared_ptr<swarm_core>;
 
 /// An announce as a swarm actor receives it: the parsed request plus the
 /// address the network layer decided the peer is reachable at.
@@ -28,6 +48,10 @@ struct swarm_announce {
   /// Source address (socket, or trusted proxy header, or trusted `ip`) and
   /// the announced port.
   endpoint peer;
+  /// Only peers of `peer.ip`'s family are useful to the requester (a BEP 15
+  /// reply has one peer size): select up to numwant of that family instead
+  /// of splitting numwant between IPv4 and IPv6.
+  bool own_family_only = false;
 };
 
 /// What a swarm answers to an announce: counts, and the selected peers in the
@@ -41,8 +65,58 @@ struct announce_result {
   std::string peers6;
   /// Non-compact requests: selected peers with ids (IPv4 and IPv6 alike).
   std::vector<peer_entry> peers;
-  /// Set by the swarm (later: self-healing warnings); empty = none.
+  /// Set by the swarm (self-healing warnings); empty = none.
   std::string warning_message;
+  /// Set by the swarm to refuse the announce (banned client, abuse): the
+  /// reply is a `failure reason` (HTTP) or an error packet (UDP) with this
+  /// text and nothing else. Empty = a normal reply.
+  std::string failure_reason;
+  /// BEP 31 `retry in` minutes sent with `failure_reason`: negative means
+  /// "never", 0 omits the key.
+  std::int64_t retry_in_minutes = 0;
+};
+
+/// An announce that carries its own way back: the swarm calls `complete()`
+/// on its own thread instead of answering with a response message. Saves
+/// the response message and the hop through a network actor (the UDP path
+/// measured it; see net/udp_server.hpp). Local only: never crosses nodes.
+///
+/// Lifetime: the message holds the only reference, so when the swarm is gone
+/// (the message is dropped unprocessed) the ticket is destroyed without
+/// either call; implementations treat that in their destructor as "not
+/// delivered" and route again.
+class announce_ticket {
+ public:
+  explicit announce_ticket(swarm_announce a) : announce(std::move(a)) {}
+  virtual ~announce_ticket() = default;
+  announce_ticket(const announce_ticket&) = delete;
+  announce_ticket& operator=(const announce_ticket&) = delete;
+
+  swarm_announce announce;
+
+  /// The swarm's answer; `r` is valid only during the call.
+  virtual void complete(const announce_result& r) = 0;
+  /// The swarm refused the announce (not its info_hash).
+  virtual void fail() = 0;
+};
+
+using announce_ticket_ptr = std::shared_ptr<announce_ticket>;
+
+/// Everything an operator (admin API) sees of one swarm.
+struct swarm_status {
+  info_hash hash;
+  swarm_stats stats;
+  swarm_knobs knobs;
+  /// False before the first health tick (`health` is then a default).
+  bool evaluated = false;
+  health_report health;
+  /// Remediation actions, oldest first (bounded, see swarm_config).
+  std::vector<remediation_record> history;
+  std::uint64_t announces = 0;
+  std::uint64_t banned = 0;
+  std::uint64_t refused = 0;
+  std::uint64_t warned = 0;
+  std::uint64_t seeder_appeals = 0;
 };
 
 /// Registers every message type above with the actor system config.
@@ -95,12 +169,48 @@ typename Inspector::result_type inspect(Inspector& f, announce_request& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_announce& x) {
-  return f(caf::meta::type_name("swarm_announce"), x.request, x.peer);
+  return f(caf::meta::type_name("swarm_announce"), x.request, x.peer, x.own_family_only);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, announce_result& x) {
   return f(caf::meta::type_name("announce_result"), x.stats, x.interval, x.min_interval, x.peers4,
-           x.peers6, x.peers, x.warning_message);
+           x.peers6, x.peers, x.warning_message, x.failure_reason, x.retry_in_minutes);
+}
+
+// policy_kind and swarm_health are enums: serialized through their
+// underlying type, like announce_event.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, health_report& x) {
+  return f(caf::meta::type_name("health_report"), x.state, x.reasons, x.seeders, x.leechers,
+           x.stalled, x.quarantined, x.completion_rate, x.announce_rate, x.progress_p25,
+           x.progress_median, x.progress_p75, x.at);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, swarm_knobs& x) {
+  return f(caf::meta::type_name("swarm_knobs"), x.policy, x.interval_scale,
+           x.leecher_interval_scale, x.seeder_warning, x.quarantine_strict);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, health_signals& x) {
+  return f(caf::meta::type_name("health_signals"), x.state, x.reasons, x.seeders, x.leechers,
+           x.stalled, x.completion_rate);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remediation_record& x) {
+  return f(caf::meta::type_name("remediation_record"), x.at, x.action, x.strategy, x.reason,
+           x.detail, x.before, x.after);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, supervisor_event& x) {
+  return f(caf::meta::type_name("supervisor_event"), x.at, x.hash, x.kind, x.detail);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, swarm_status& x) {
+  return f(caf::meta::type_name("swarm_status"), x.hash, x.stats, x.knobs, x.evaluated, x.health,
+           x.history, x.announces, x.banned, x.refused, x.warned, x.seeder_appeals);
 }
 
 }  // namespace sk
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::announce_ticket_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::swarm_core_ptr)

@@ -22,7 +22,7 @@ std::size_t peer_key_hasher::operator()(const peer_key& k) const noexcept {
   return static_cast<std::size_t>(h ^ (h >> 32));
 }
 
-// -- index_sampler -----------------------------------------------------------
+// -- sparse_sampler ----------------------------------------------------------
 //
 // Sparse Fisher–Yates. Think of an array a[0..size) with a[x] = x. Step i
 // swaps a[i] with a[j], j uniform in [i, size), and emits the new a[i]. After
@@ -34,46 +34,21 @@ std::size_t peer_key_hasher::operator()(const peer_key& k) const noexcept {
 // array: O(k) time and memory whatever the swarm size. Position i is never
 // read after step i, so it need not be written back.
 //
+// Because every prefix of the permutation is itself uniform, a caller may
+// stop early or reject some positions (rejection sampling from a uniform
+// permutation leaves the accepted ones a uniform sample of the acceptable).
+//
 // The map is open addressing with linear probing at load <= 1/2; entries are
 // valid only when their stamp equals the current draw's stamp, so clearing
 // between draws is O(1).
 
-std::uint32_t peer_table::index_sampler::get(std::uint32_t pos) const {
-  for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
-    if (stamps_[h] != stamp_) {
-      return pos;  // never written: identity
-    }
-    if (keys_[h] == pos) {
-      return values_[h];
-    }
-  }
-}
-
-void peer_table::index_sampler::set(std::uint32_t pos, std::uint32_t value) {
-  for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
-    if (stamps_[h] != stamp_) {
-      stamps_[h] = stamp_;
-      keys_[h] = pos;
-      values_[h] = value;
-      return;
-    }
-    if (keys_[h] == pos) {
-      values_[h] = value;
-      return;
-    }
-  }
-}
-
-template <class Emit>
-void peer_table::index_sampler::draw(fast_rng& rng, std::uint32_t size, std::uint32_t k,
-                                     Emit&& emit) {
-  assert(k <= size);
-  if (k == 0) {
-    return;
-  }
-  // Capacity: a power of two >= 2k keeps probes short.
+void sparse_sampler::reset(std::uint32_t size, std::uint32_t max_draws) {
+  assert(max_draws <= size);
+  size_ = size;
+  drawn_ = 0;
+  // Capacity: a power of two >= 2 * max_draws keeps probes short.
   std::size_t cap = 16;
-  while (cap < 2 * static_cast<std::size_t>(k)) {
+  while (cap < 2 * static_cast<std::size_t>(max_draws)) {
     cap *= 2;
   }
   if (stamps_.size() < cap) {
@@ -86,14 +61,6 @@ void peer_table::index_sampler::draw(fast_rng& rng, std::uint32_t size, std::uin
   if (++stamp_ == 0) {  // wrapped: old stamps could look current again
     std::fill(stamps_.begin(), stamps_.end(), 0);
     stamp_ = 1;
-  }
-  for (std::uint32_t i = 0; i < k; ++i) {
-    const std::uint32_t j = i + rng.below(size - i);
-    const std::uint32_t picked = get(j);
-    if (j != i) {
-      set(j, get(i));
-    }
-    emit(picked);
   }
 }
 
@@ -111,16 +78,109 @@ void peer_table::write_compact(const record& r) {
   out[addr_len + 1] = static_cast<char>(r.port & 0xff);
 }
 
+void peer_table::swap_slots(family& f, std::uint32_t a, std::uint32_t b) {
+  if (a == b) {
+    return;
+  }
+  char tmp[18];
+  char* pa = &f.compact[static_cast<std::size_t>(a) * f.width];
+  char* pb = &f.compact[static_cast<std::size_t>(b) * f.width];
+  std::memcpy(tmp, pa, f.width);
+  std::memcpy(pa, pb, f.width);
+  std::memcpy(pb, tmp, f.width);
+  std::swap(f.owner[a], f.owner[b]);
+  records_[f.owner[a]].slot = a;
+  records_[f.owner[b]].slot = b;
+}
+
+void peer_table::pool_insert(std::uint32_t i) {
+  record& r = records_[i];
+  auto& pool = pool_of(r);
+  r.pool_pos = static_cast<std::uint32_t>(pool.size());
+  pool.push_back(i);
+}
+
+void peer_table::pool_erase(std::uint32_t i) {
+  record& r = records_[i];
+  auto& pool = pool_of(r);
+  const std::uint32_t moved = pool.back();
+  pool[r.pool_pos] = moved;
+  records_[moved].pool_pos = r.pool_pos;
+  pool.pop_back();
+  r.pool_pos = none;
+}
+
+void peer_table::exclude(std::uint32_t i) {
+  record& r = records_[i];
+  assert(!r.quarantined);
+  family& f = family_of(r.ip);
+  // Move r's slot to the last sampleable position, then shrink the
+  // sampleable range over it.
+  swap_slots(f, r.slot, f.active - 1);
+  --f.active;
+  pool_erase(i);
+  r.quarantined = true;
+}
+
+void peer_table::include(std::uint32_t i) {
+  record& r = records_[i];
+  assert(r.quarantined);
+  family& f = family_of(r.ip);
+  // The first quarantined slot becomes sampleable: put r there.
+  swap_slots(f, r.slot, f.active);
+  ++f.active;
+  pool_insert(i);
+  r.quarantined = false;
+}
+
+void peer_table::reconcile(std::uint32_t i) {
+  const record& r = records_[i];
+  const bool want = r.traits.has(flag_quarantined);
+  if (want != r.quarantined) {
+    want ? exclude(i) : include(i);
+  }
+}
+
+void peer_table::sync() {
+  if (resync_all_) {
+    for (std::uint32_t i = 0; i < records_.size(); ++i) {
+      reconcile(i);
+    }
+    resync_all_ = false;
+  } else {
+    // No record moved since these were handed out (only non-const calls
+    // move records, and each starts here), so the indices are current.
+    for (const std::uint32_t i : pending_) {
+      if (i < records_.size()) {
+        reconcile(i);
+      }
+    }
+  }
+  pending_.clear();
+}
+
 peer_table::change peer_table::announce(const peer_id& id, const endpoint& ep, std::uint64_t left,
                                         announce_event event, time_point now) {
+  const auto res = announce_ex(id, ep, left, event, now);
+  if (res.first == change::added || res.first == change::updated) {
+    // Nobody got the pointer: nothing to reconcile for this record.
+    pending_.pop_back();
+  }
+  return res.first;
+}
+
+std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
+    const peer_id& id, const endpoint& ep, std::uint64_t left, announce_event event,
+    time_point now) {
+  sync();
   const peer_key key{id, ep.ip};
   auto it = index_.find(key);
   if (it == index_.end()) {
     if (event == announce_event::stopped) {
-      return change::ignored;
+      return {change::ignored, nullptr};
     }
     if (records_.size() >= max_peers_) {
-      return change::rejected;
+      return {change::rejected, nullptr};
     }
     const auto i = static_cast<std::uint32_t>(records_.size());
     family& f = family_of(ep.ip);
@@ -135,19 +195,25 @@ peer_table::change peer_table::announce(const peer_id& id, const endpoint& ep, s
     index_.emplace(key, i);
     f.owner.push_back(i);
     f.compact.resize(f.compact.size() + f.width);
-    records_.push_back(r);
+    records_.push_back(std::move(r));
     write_compact(records_.back());
+    // New peers are sampleable: move the new slot in front of the
+    // quarantined ones.
+    swap_slots(f, records_.back().slot, f.active);
+    ++f.active;
+    pool_insert(i);
     hint_ = i;
-    ++(r.seeder ? seeders_ : leechers_);
-    if (r.completed) {
+    ++(records_.back().seeder ? seeders_ : leechers_);
+    if (records_.back().completed) {
       ++downloaded_;
     }
-    return change::added;
+    pending_.push_back(i);
+    return {change::added, &records_[i].traits};
   }
   const std::uint32_t i = it->second;
   if (event == announce_event::stopped) {
     remove_at(i);
-    return change::removed;
+    return {change::removed, &last_removed_};
   }
   record& r = records_[i];
   hint_ = i;
@@ -162,66 +228,70 @@ peer_table::change peer_table::announce(const peer_id& id, const endpoint& ep, s
     // client re-checks data and finds it incomplete).
     --(r.seeder ? seeders_ : leechers_);
     ++(seeder ? seeders_ : leechers_);
-    r.seeder = seeder;
+    if (!r.quarantined) {
+      pool_erase(i);
+      r.seeder = seeder;
+      pool_insert(i);
+    } else {
+      r.seeder = seeder;
+    }
   }
   if (event == announce_event::completed && !r.completed) {
     r.completed = true;
     ++downloaded_;
   }
-  return change::updated;
+  pending_.push_back(i);
+  return {change::updated, &r.traits};
+}
+
+peer_traits* peer_table::traits(const peer_key& k) {
+  const std::uint32_t i = locate(k);
+  if (i == none) {
+    return nullptr;
+  }
+  pending_.push_back(i);
+  return &records_[i].traits;
+}
+
+const peer_traits* peer_table::traits(const peer_key& k) const {
+  const std::uint32_t i = locate(k);
+  return i == none ? nullptr : &records_[i].traits;
 }
 
 void peer_table::remove_at(std::uint32_t i) {
   record& r = records_[i];
   --(r.seeder ? seeders_ : leechers_);
   index_.erase(peer_key{r.id, r.ip});
-
-  // Swap-remove the compact bytes: the family's last slot moves into r's.
-  family& f = family_of(r.ip);
-  const std::uint32_t last_slot = static_cast<std::uint32_t>(f.owner.size() - 1);
-  if (r.slot != last_slot) {
-    std::memcpy(&f.compact[static_cast<std::size_t>(r.slot) * f.width],
-                &f.compact[static_cast<std::size_t>(last_slot) * f.width], f.width);
-    const std::uint32_t moved = f.owner[last_slot];
-    f.owner[r.slot] = moved;
-    records_[moved].slot = r.slot;
+  if (!r.quarantined) {
+    pool_erase(i);
   }
+
+  // Swap-remove the compact bytes: first to the end of the sampleable range
+  // (if it is in it), then to the family's last slot, which is dropped.
+  family& f = family_of(r.ip);
+  std::uint32_t s = r.slot;
+  if (s < f.active) {
+    swap_slots(f, s, f.active - 1);
+    s = --f.active;
+  }
+  swap_slots(f, s, static_cast<std::uint32_t>(f.owner.size() - 1));
   f.owner.pop_back();
   f.compact.resize(f.compact.size() - f.width);
+
+  last_removed_ = std::move(r.traits);
 
   // Swap-remove the record: the last record moves into i.
   const std::uint32_t last = static_cast<std::uint32_t>(records_.size() - 1);
   if (i != last) {
-    records_[i] = records_[last];
+    records_[i] = std::move(records_[last]);
     const record& moved = records_[i];
     index_[peer_key{moved.id, moved.ip}] = i;
     family_of(moved.ip).owner[moved.slot] = i;
-  }
-  records_.pop_back();
-}
-
-peer_table::sweep_result peer_table::sweep(time_point now,
-                                           std::chrono::steady_clock::duration timeout,
-                                           std::size_t budget) {
-  // A cursor walks records_. Removing records_[c] moves the last record into
-  // c, which has not been examined in this cycle yet, so the cursor stays.
-  // (A `stopped` removal below the cursor between two calls moves one
-  // unexamined record below it; that record waits for the next cycle.)
-  sweep_result res;
-  while (res.examined < budget && cursor_ < records_.size()) {
-    ++res.examined;
-    if (now - records_[cursor_].last_seen >= timeout) {
-      remove_at(static_cast<std::uint32_t>(cursor_));
-      ++res.expired;
-    } else {
-      ++cursor_;
+    if (!moved.quarantined) {
+      pools_[moved.seeder ? 0 : 1][moved.ip.v6 ? 1 : 0][moved.pool_pos] = i;
     }
   }
-  if (cursor_ >= records_.size()) {
-    cursor_ = 0;
-    res.cycle_done = true;
-  }
-  return res;
+  records_.pop_back();
 }
 
 std::uint32_t peer_table::locate(const peer_key& k) const {
@@ -233,19 +303,30 @@ std::uint32_t peer_table::locate(const peer_key& k) const {
     }
   }
   auto it = index_.find(k);
-  return it == index_.end() ? no_slot : it->second;
+  return it == index_.end() ? none : it->second;
 }
 
 template <class Prepare, class Emit4, class Emit6>
-std::size_t peer_table::select(const peer_key& requester, std::size_t n, Prepare&& prepare,
-                               Emit4&& emit4, Emit6&& emit6) {
-  std::uint32_t skip4 = no_slot;
-  std::uint32_t skip6 = no_slot;
-  if (const std::uint32_t i = locate(requester); i != no_slot) {
-    (requester.ip.v6 ? skip6 : skip4) = records_[i].slot;
+std::size_t peer_table::select(const peer_key& requester, std::size_t n, family_filter families,
+                               Prepare&& prepare, Emit4&& emit4, Emit6&& emit6) {
+  sync();
+  // Only sampleable slots [0, active) take part; the requester's slot is
+  // skipped when it is among them.
+  std::uint32_t skip4 = none;
+  std::uint32_t skip6 = none;
+  if (const std::uint32_t i = locate(requester); i != none) {
+    const record& r = records_[i];
+    if (!r.quarantined) {
+      (requester.ip.v6 ? skip6 : skip4) = r.slot;
+    }
   }
-  const auto avail4 = static_cast<std::uint32_t>(v4_.owner.size() - (skip4 != no_slot));
-  const auto avail6 = static_cast<std::uint32_t>(v6_.owner.size() - (skip6 != no_slot));
+  auto avail4 = static_cast<std::uint32_t>(v4_.active - (skip4 != none));
+  auto avail6 = static_cast<std::uint32_t>(v6_.active - (skip6 != none));
+  if (families == family_filter::v4_only) {
+    avail6 = 0;
+  } else if (families == family_filter::v6_only) {
+    avail4 = 0;
+  }
   const auto total = static_cast<std::size_t>(avail4) + avail6;
   if (n > total) {
     n = total;
@@ -280,21 +361,22 @@ std::size_t peer_table::select(const peer_key& requester, std::size_t n, Prepare
   // Sampling positions of a virtual array that lacks the requester's slot:
   // position p maps to slot p, or p + 1 from the requester's slot on.
   sampler_.draw(rng_, avail4, k4,
-                [&](std::uint32_t p) { emit4(skip4 != no_slot && p >= skip4 ? p + 1 : p); });
+                [&](std::uint32_t p) { emit4(skip4 != none && p >= skip4 ? p + 1 : p); });
   sampler_.draw(rng_, avail6, k6,
-                [&](std::uint32_t p) { emit6(skip6 != no_slot && p >= skip6 ? p + 1 : p); });
+                [&](std::uint32_t p) { emit6(skip6 != none && p >= skip6 ? p + 1 : p); });
   return n;
 }
 
 std::size_t peer_table::select_compact(const peer_key& requester, std::size_t n,
-                                       std::string& peers4, std::string& peers6) {
+                                       std::string& peers4, std::string& peers6,
+                                       family_filter families) {
   // Grow each buffer once, then copy fixed-size entries (the compiler turns
   // a 6- or 18-byte memcpy into two moves; a variable-length append would
   // call memmove per peer).
   char* w4 = nullptr;
   char* w6 = nullptr;
   return select(
-      requester, n,
+      requester, n, families,
       [&](std::uint32_t k4, std::uint32_t k6) {
         const std::size_t o4 = peers4.size();
         const std::size_t o6 = peers6.size();
@@ -314,7 +396,7 @@ std::size_t peer_table::select_compact(const peer_key& requester, std::size_t n,
 }
 
 std::size_t peer_table::select_entries(const peer_key& requester, std::size_t n,
-                                       std::vector<peer_entry>& out) {
+                                       std::vector<peer_entry>& out, family_filter families) {
   auto emit_from = [&](const family& f) {
     return [&out, &f, this](std::uint32_t slot) {
       const record& r = records_[f.owner[slot]];
@@ -326,7 +408,7 @@ std::size_t peer_table::select_entries(const peer_key& requester, std::size_t n,
     };
   };
   auto prepare = [&](std::uint32_t k4, std::uint32_t k6) { out.reserve(out.size() + k4 + k6); };
-  return select(requester, n, prepare, emit_from(v4_), emit_from(v6_));
+  return select(requester, n, families, prepare, emit_from(v4_), emit_from(v6_));
 }
 
 bool peer_table::find(const peer_key& k, endpoint& out) const {
@@ -338,6 +420,11 @@ bool peer_table::find(const peer_key& k, endpoint& out) const {
   out.ip = r.ip;
   out.port = r.port;
   return true;
+}
+
+bool peer_table::is_seeder(const peer_key& k) const {
+  auto it = index_.find(k);
+  return it != index_.end() && records_[it->second].seeder;
 }
 
 bool peer_table::check_invariants() const {
@@ -353,6 +440,24 @@ bool peer_table::check_invariants() const {
   if (v6_.compact.size() != 18 * v6_.owner.size()) {
     return false;
   }
+  if (v4_.active > v4_.owner.size() || v6_.active > v6_.owner.size()) {
+    return false;
+  }
+  std::size_t pooled = 0;
+  for (const auto& role : pools_) {
+    for (const auto& pool : role) {
+      pooled += pool.size();
+    }
+  }
+  if (pooled != static_cast<std::size_t>(v4_.active) + v6_.active) {
+    return false;
+  }
+  std::vector<bool> pending(records_.size(), resync_all_);
+  for (const std::uint32_t i : pending_) {
+    if (i < pending.size()) {
+      pending[i] = true;
+    }
+  }
   std::size_t seeders = 0;
   std::size_t completed = 0;
   for (std::size_t i = 0; i < records_.size(); ++i) {
@@ -363,6 +468,24 @@ bool peer_table::check_invariants() const {
     }
     const family& f = r.ip.v6 ? v6_ : v4_;
     if (r.slot >= f.owner.size() || f.owner[r.slot] != i) {
+      return false;
+    }
+    // Quarantine partition: sampleable slots first, and in a pool exactly
+    // when sampleable.
+    if (r.quarantined != (r.slot >= f.active)) {
+      return false;
+    }
+    if (r.quarantined) {
+      if (r.pool_pos != none) {
+        return false;
+      }
+    } else {
+      const auto& pool = pools_[r.seeder ? 0 : 1][r.ip.v6 ? 1 : 0];
+      if (r.pool_pos >= pool.size() || pool[r.pool_pos] != i) {
+        return false;
+      }
+    }
+    if (!pending[i] && r.quarantined != r.traits.has(flag_quarantined)) {
       return false;
     }
     const char* bytes = &f.compact[static_cast<std::size_t>(r.slot) * f.width];

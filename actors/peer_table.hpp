@@ -5,14 +5,18 @@
 /// simulator drive it directly with their own clock. Every mutating call
 /// takes `now`; the table never reads a clock itself.
 
+#include <array>
+#include <cassert>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "actors/health_types.hpp"
 #include "actors/random.hpp"
 #include "protocol/reply.hpp"
 #include "protocol/types.hpp"
@@ -35,19 +39,114 @@ struct peer_key_hasher {
   std::size_t operator()(const peer_key& k) const noexcept;
 };
 
+/// Which address families a selection may return. A UDP client can only
+/// connect to peers of its own family, so a v4-only request gets up to n
+/// IPv4 peers (not the IPv4 share of a mixed sample).
+enum class family_filter : std::uint8_t { both = 0, v4_only = 1, v6_only = 2 };
+
+class allocator;
+
+/// Draws distinct positions of a virtual array [0, size) in uniformly random
+/// order without materialising it (sparse Fisher–Yates, see peer_table.cpp):
+/// O(draws) time and memory whatever `size` is. Streaming: `reset`, then up
+/// to `max_draws` calls of `next`, stopping whenever the caller likes.
+class sparse_sampler {
+ public:
+  /// Starts a new draw over [0, size) of at most `max_draws` (<= size) positions.
+  void reset(std::uint32_t size, std::uint32_t max_draws);
+  /// The next position; at most `max_draws` calls after `reset`.
+  std::uint32_t next(fast_rng& rng) {
+    assert(drawn_ < size_);
+    const std::uint32_t i = drawn_++;
+    const std::uint32_t j = i + rng.below(size_ - i);
+    const std::uint32_t picked = get(j);
+    if (j != i) {
+      set(j, get(i));
+    }
+    return picked;
+  }
+  /// Emits `k` (<= size) distinct positions of [0, size) in random order.
+  template <class Emit>
+  void draw(fast_rng& rng, std::uint32_t size, std::uint32_t k, Emit&& emit) {
+    assert(k <= size);
+    if (k == 0) {
+      return;
+    }
+    reset(size, k);
+    for (std::uint32_t i = 0; i < k; ++i) {
+      emit(next(rng));
+    }
+  }
+
+ private:
+  /// Fibonacci hashing: the high half of the product mixes every key bit.
+  std::uint32_t slot_of(std::uint32_t pos) const noexcept {
+    return static_cast<std::uint32_t>((pos * 0x9e3779b97f4a7c15ULL) >> 32) & mask_;
+  }
+  std::uint32_t get(std::uint32_t pos) const {
+    for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
+      if (stamps_[h] != stamp_) {
+        return pos;  // never written: identity
+      }
+      if (keys_[h] == pos) {
+        return values_[h];
+      }
+    }
+  }
+  void set(std::uint32_t pos, std::uint32_t value) {
+    for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
+      if (stamps_[h] != stamp_) {
+        stamps_[h] = stamp_;
+        keys_[h] = pos;
+        values_[h] = value;
+        return;
+      }
+      if (keys_[h] == pos) {
+        values_[h] = value;
+        return;
+      }
+    }
+  }
+  std::vector<std::uint32_t> keys_, values_, stamps_;
+  std::uint32_t stamp_ = 0;
+  std::uint32_t mask_ = 0;
+  std::uint32_t size_ = 0;
+  std::uint32_t drawn_ = 0;
+};
+
 /// Peers of one swarm.
 ///
 /// Storage (all dense, removal is swap-with-last, so every operation is O(1)
 /// apart from selection, which is O(peers returned)):
 ///
-///   index_ : peer_key -> i          records_[i] : id, ip, port, flags, slot,
-///                                                  last_seen
+///   index_ : peer_key -> i          records_[i] : id, ip, port, role, slot,
+///                                                  pool_pos, last_seen, traits
 ///   v4_.compact : 6 bytes per IPv4 peer  (addr, port; network order, BEP 23)
 ///   v6_.compact : 18 bytes per IPv6 peer (addr, port; network order, BEP 7)
 ///   vN_.owner[slot] = i                 records_[i].slot = slot
+///   pools_[role][family][pool_pos] = i  records_[i].pool_pos = pool_pos
 ///
 /// The compact vectors hold every peer's reply bytes ready, so a compact
 /// reply is a run of `append(6 or 18 bytes)` straight from them.
+///
+/// Quarantine. Quarantined peers (`flag_quarantined` in their traits) are
+/// kept OUT of every sampling set, so no selection (uniform or policy) can
+/// return them and uniform selection needs no rejection:
+///
+///   vN_ slots:  [ 0 .. active )            [ active .. size )
+///                 sampleable                 quarantined
+///   pools_:     only non-quarantined peers (pool_pos = none otherwise)
+///
+/// The detectors set the flag through the `peer_traits*` this table hands
+/// out (`announce_ex`, `traits`), so the table cannot see the write. It
+/// remembers which records it handed out and reconciles their placement at
+/// the start of the next non-const call (`sync`); `for_each_mut` marks every
+/// record. Counts (`seeders`, `leechers`, `size`) include quarantined peers.
+///
+/// Roles. `pools_[0]` holds seeders, `pools_[1]` leechers, each split by
+/// family, so role- and family-restricted sampling is exact and O(draws).
+/// The allocation policies (actors/allocation) read these as a friend; the
+/// seeder-rotation cursors and flash-crowd rounds live here with them.
 class peer_table {
  public:
   using clock = std::chrono::steady_clock;
@@ -72,16 +171,64 @@ class peer_table {
   change announce(const peer_id& id, const endpoint& ep, std::uint64_t left, announce_event event,
                   time_point now);
 
+  /// `announce`, also exposing the touched record's traits:
+  ///   - `added`: the new peer's traits, default-constructed (the table
+  ///     writes no field of `peer_traits`; the detectors own them);
+  ///   - `updated`: the stored peer's traits;
+  ///   - `removed`: a copy of the leaving peer's traits (`last_removed()`),
+  ///     so the caller can still judge the peer (e.g. "left right after
+  ///     completing");
+  ///   - `ignored`, `rejected`: nullptr.
+  /// The pointer is valid until the next non-const call. Writes through it
+  /// (also setting or clearing `flag_quarantined`) take effect for selection
+  /// from the next non-const call on.
+  std::pair<change, peer_traits*> announce_ex(const peer_id& id, const endpoint& ep,
+                                              std::uint64_t left, announce_event event,
+                                              time_point now);
+
+  /// Traits of a stored peer, nullptr if unknown; valid until the next
+  /// non-const call (same rules as `announce_ex`).
+  peer_traits* traits(const peer_key& k);
+  const peer_traits* traits(const peer_key& k) const;
+
+  /// Traits of the peer most recently removed by a `stopped` announce or a
+  /// sweep (default-constructed before the first removal).
+  const peer_traits& last_removed() const noexcept { return last_removed_; }
+
+  /// Calls `f(const peer_key&, const endpoint&, bool seeder, const
+  /// peer_traits&)` for every stored peer (quarantined ones included), in
+  /// storage order. `f` must not call into the table.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const record& r : records_) {
+      f(peer_key{r.id, r.ip}, endpoint{r.ip, r.port}, r.seeder, r.traits);
+    }
+  }
+
+  /// Like `for_each` with mutable traits: `f(const peer_key&, const
+  /// endpoint&, bool seeder, peer_traits&)`. Placement is reconciled for
+  /// every peer at the next non-const call (O(size), like the walk itself).
+  template <class F>
+  void for_each_mut(F&& f) {
+    sync();
+    for (record& r : records_) {
+      f(peer_key{r.id, r.ip}, endpoint{r.ip, r.port}, r.seeder, r.traits);
+    }
+    resync_all_ = true;
+  }
+
   /// Appends up to `n` peers drawn uniformly at random (without replacement)
-  /// from every stored peer except `requester`: IPv4 peers as 6 bytes to
-  /// `peers4`, IPv6 peers as 18 bytes to `peers6`. Returns the number added.
+  /// from every stored, non-quarantined peer except `requester` (of the
+  /// families `families` allows): IPv4 peers as 6 bytes to `peers4`, IPv6
+  /// peers as 18 bytes to `peers6`. Returns the number added.
   std::size_t select_compact(const peer_key& requester, std::size_t n, std::string& peers4,
-                             std::string& peers6);
+                             std::string& peers6, family_filter families = family_filter::both);
 
   /// Like `select_compact`, for non-compact replies: appends peers with their
   /// ids to `out` (IPv4 first, then IPv6).
   std::size_t select_entries(const peer_key& requester, std::size_t n,
-                             std::vector<peer_entry>& out);
+                             std::vector<peer_entry>& out,
+                             family_filter families = family_filter::both);
 
   struct sweep_result {
     std::size_t examined = 0;
@@ -95,7 +242,39 @@ class peer_table {
   /// timeout`), examining at most `budget` peers from where the previous
   /// call stopped. Call again until `cycle_done` to cover the whole table.
   sweep_result sweep(time_point now, std::chrono::steady_clock::duration timeout,
-                     std::size_t budget);
+                     std::size_t budget) {
+    return sweep(now, timeout, budget, [](const peer_key&, bool, const peer_traits&) {});
+  }
+
+  /// `sweep`, calling `on_expired(const peer_key&, bool seeder, const
+  /// peer_traits&)` for each expired peer just before it is removed.
+  /// `on_expired` must not call into the table.
+  template <class OnExpired>
+  sweep_result sweep(time_point now, std::chrono::steady_clock::duration timeout,
+                     std::size_t budget, OnExpired&& on_expired) {
+    // A cursor walks records_. Removing records_[c] moves the last record
+    // into c, which has not been examined in this cycle yet, so the cursor
+    // stays. (A `stopped` removal below the cursor between two calls moves
+    // one unexamined record below it; that record waits for the next cycle.)
+    sync();
+    sweep_result res;
+    while (res.examined < budget && cursor_ < records_.size()) {
+      ++res.examined;
+      const record& r = records_[cursor_];
+      if (now - r.last_seen >= timeout) {
+        on_expired(peer_key{r.id, r.ip}, r.seeder, r.traits);
+        remove_at(static_cast<std::uint32_t>(cursor_));
+        ++res.expired;
+      } else {
+        ++cursor_;
+      }
+    }
+    if (cursor_ >= records_.size()) {
+      cursor_ = 0;
+      res.cycle_done = true;
+    }
+    return res;
+  }
 
   /// complete = seeders, incomplete = leechers, downloaded = completions.
   swarm_stats stats() const noexcept {
@@ -104,31 +283,67 @@ class peer_table {
   }
   std::size_t size() const noexcept { return records_.size(); }
   bool empty() const noexcept { return records_.empty(); }
+  /// Seeders and leechers, quarantined ones included (exact).
   std::size_t seeders() const noexcept { return seeders_; }
   std::size_t leechers() const noexcept { return leechers_; }
   std::uint64_t downloaded() const noexcept { return downloaded_; }
   std::size_t ipv4_count() const noexcept { return v4_.owner.size(); }
   std::size_t ipv6_count() const noexcept { return v6_.owner.size(); }
+  /// Peers currently kept out of selection (as of the last `sync`, which
+  /// every announce, sweep and selection runs first).
+  std::size_t quarantined_count() const noexcept {
+    return v4_.owner.size() - v4_.active + v6_.owner.size() - v6_.active;
+  }
   bool contains(const peer_key& k) const { return index_.count(k) != 0; }
   /// The stored endpoint of `k` (port as last announced); false if unknown.
   bool find(const peer_key& k, endpoint& out) const;
+  /// Whether `k` is stored and a seeder.
+  bool is_seeder(const peer_key& k) const;
 
   /// Restarts the selection PRNG (tests, simulator).
   void reseed(std::uint64_t seed) noexcept { rng_.reseed(seed); }
 
-  /// Checks every internal cross-reference and count; for tests. O(size).
+  /// Applies pending traits writes to the sampling sets now (every
+  /// non-const call does this first; exposed for tests and callers that
+  /// want `quarantined_count` current).
+  void sync();
+
+  /// Checks every internal cross-reference and count, the quarantine
+  /// partition and the role pools; for tests. O(size). Records whose traits
+  /// were handed out since the last `sync` may still be misplaced and are
+  /// exempt from the flag-versus-placement check.
   bool check_invariants() const;
 
  private:
+  friend class allocator;
+
+  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+  /// Field order matters for the allocation policies on huge swarms: they
+  /// read a candidate's flags, progress and `served` (the tail of
+  /// `peer_traits`) and then mark, role, placement and address, so those
+  /// sit together right after `traits` (one or two cache lines per
+  /// candidate instead of three or four).
   struct record {
-    peer_id id;
-    ip_address ip;
-    std::uint16_t port = 0;
-    bool seeder = false;
-    /// This peer's `completed` is already in `downloaded_`.
-    bool completed = false;
+    peer_traits traits;
+    /// Allocation scratch: equals the table's `mark_epoch_` when already
+    /// picked for the reply being built (dedupe across policy phases).
+    std::uint32_t mark = 0;
     /// Index into the compact vector of its family (`ip.v6`).
     std::uint32_t slot = 0;
+    /// Index into pools_[role][family]; `none` while quarantined.
+    std::uint32_t pool_pos = none;
+    std::uint16_t port = 0;
+    bool seeder = false;
+    /// Placement state: out of the sampling sets (see the class comment).
+    bool quarantined = false;
+    /// This peer's `completed` is already in `downloaded_`.
+    bool completed = false;
+    ip_address ip;
+    peer_id id;
+    /// Flash-crowd bookkeeping: times revealed in round `reveal_round`.
+    std::uint32_t reveal_round = 0;
+    std::uint32_t reveals = 0;
     time_point last_seen{};
   };
 
@@ -138,43 +353,39 @@ class peer_table {
     std::size_t width;                 ///< 6 (IPv4) or 18 (IPv6)
     std::string compact;               ///< width bytes per slot
     std::vector<std::uint32_t> owner;  ///< slot -> records_ index
-  };
-
-  /// Draws k distinct indices of a virtual array [0, size) in uniformly random
-  /// order without materialising it (sparse Fisher–Yates, see the .cpp).
-  class index_sampler {
-   public:
-    template <class Emit>
-    void draw(fast_rng& rng, std::uint32_t size, std::uint32_t k, Emit&& emit);
-
-   private:
-    /// Fibonacci hashing: the high half of the product mixes every key bit.
-    std::uint32_t slot_of(std::uint32_t pos) const noexcept {
-      return static_cast<std::uint32_t>((pos * 0x9e3779b97f4a7c15ULL) >> 32) & mask_;
-    }
-    std::uint32_t get(std::uint32_t pos) const;
-    void set(std::uint32_t pos, std::uint32_t value);
-    std::vector<std::uint32_t> keys_, values_, stamps_;
-    std::uint32_t stamp_ = 0;
-    std::uint32_t mask_ = 0;
+    /// Slots [0, active) are sampleable, [active, size) quarantined.
+    std::uint32_t active = 0;
   };
 
   family& family_of(const ip_address& ip) noexcept { return ip.v6 ? v6_ : v4_; }
+  std::vector<std::uint32_t>& pool_of(const record& r) noexcept {
+    return pools_[r.seeder ? 0 : 1][r.ip.v6 ? 1 : 0];
+  }
   void write_compact(const record& r);
+  void swap_slots(family& f, std::uint32_t a, std::uint32_t b);
+  void pool_insert(std::uint32_t i);
+  void pool_erase(std::uint32_t i);
+  /// Moves record i out of / into the sampling sets.
+  void exclude(std::uint32_t i);
+  void include(std::uint32_t i);
+  void reconcile(std::uint32_t i);
   void remove_at(std::uint32_t i);
   /// Splits n draws between the families like n draws from their union
   /// (hypergeometric), calls `prepare(k4, k6)` once, then samples each
-  /// family without the requester, emitting slots.
+  /// family's sampleable slots without the requester, emitting slots.
   template <class Prepare, class Emit4, class Emit6>
-  std::size_t select(const peer_key& requester, std::size_t n, Prepare&& prepare, Emit4&& emit4,
-                     Emit6&& emit6);
-  /// records_ index of `k`, or UINT32_MAX.
+  std::size_t select(const peer_key& requester, std::size_t n, family_filter families,
+                     Prepare&& prepare, Emit4&& emit4, Emit6&& emit6);
+  /// records_ index of `k`, or `none`.
   std::uint32_t locate(const peer_key& k) const;
 
   std::unordered_map<peer_key, std::uint32_t, peer_key_hasher> index_;
   std::vector<record> records_;
   family v4_{6};
   family v6_{18};
+  /// [0: seeders, 1: leechers][0: IPv4, 1: IPv6] -> records_ indices of the
+  /// non-quarantined peers of that role and family.
+  std::array<std::array<std::vector<std::uint32_t>, 2>, 2> pools_;
   std::size_t seeders_ = 0;
   std::size_t leechers_ = 0;
   std::uint64_t downloaded_ = 0;
@@ -183,9 +394,21 @@ class peer_table {
   std::size_t cursor_ = 0;
   /// The record the last announce touched (checked before use: removals
   /// may have moved another record there).
-  std::uint32_t hint_ = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t hint_ = none;
+  /// Records whose traits were handed out since the last `sync`.
+  std::vector<std::uint32_t> pending_;
+  bool resync_all_ = false;
+  peer_traits last_removed_;
+  /// Seeder-rotation cursors, one per `family_filter` (index = value): a
+  /// position in the concatenation of the allowed seeder pools.
+  std::array<std::uint32_t, 3> rotation_{};
+  /// Flash-crowd round number and leecher announces served in it.
+  std::uint32_t flash_round_ = 1;
+  std::size_t flash_served_ = 0;
+  /// Epoch for `record::mark` (bumped per allocation).
+  std::uint32_t mark_epoch_ = 0;
   fast_rng rng_;
-  index_sampler sampler_;
+  sparse_sampler sampler_;
 };
 
 }  // namespace sk

@@ -1,102 +1,167 @@
 #include "actors/swarm_actor.hpp"
 
+#include <stdexcept>
 #include <utility>
 
 namespace sk {
 
-namespace {
-
-/// Keeps `empty_since` in step with the table after every change.
-void note_occupancy(swarm_state& st, peer_table::time_point now) {
-  if (!st.table.empty()) {
-    st.empty_since.reset();
-  } else if (!st.empty_since) {
-    st.empty_since = now;
-  }
+void reset_result(announce_result& r) {
+  r.stats = {};
+  r.interval = 0;
+  r.min_interval = 0;
+  r.peers4.clear();
+  r.peers6.clear();
+  r.peers.clear();
+  r.warning_message.clear();
+  r.failure_reason.clear();
+  r.retry_in_minutes = 0;
 }
 
-}  // namespace
-
-bool handle_announce(peer_table& table, const swarm_config& cfg, const info_hash& hash,
-                     const swarm_announce& a, peer_table::time_point now, announce_result& out) {
-  const announce_request& req = a.request;
-  if (req.hash != hash) {
-    return false;
-  }
-  table.announce(req.id, a.peer, req.left, req.event, now);
-  out.interval = cfg.announce_interval.count();
-  out.min_interval = cfg.min_interval.count();
-  if (req.event != announce_event::stopped) {
-    // A peer that leaves needs no peers; everyone else gets a sample. (A
-    // rejected new peer, table full, still gets one: it is not excluded
-    // because it is not stored.)
-    const std::size_t n = cfg.resolve_numwant(req.numwant);
-    const peer_key me{req.id, a.peer.ip};
-    if (req.compact) {
-      table.select_compact(me, n, out.peers4, out.peers6);
-    } else {
-      table.select_entries(me, n, out.peers);
-    }
-  }
-  out.stats = table.stats();
-  return true;
-}
-
-caf::behavior swarm_actor(swarm_actor_ptr self, info_hash hash, swarm_config cfg,
-                          std::uint64_t seed, std::weak_ptr<swarm_registry> registry) {
+caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
+                          std::weak_ptr<swarm_registry> registry, caf::actor supervisor) {
   // Time comes from the actor system's clock: steady_clock in production,
   // the test scheduler's simulated clock in tests. (Not `self->now()`:
   // Debian's libcaf_core 0.17.6 declares it but does not export it.)
   auto& st = self->state;
-  st.hash = hash;
-  st.table = peer_table(seed, cfg.max_peers);
-  st.cfg = cfg;
+  // A stray error message (e.g. the error answer to a reply its sender no
+  // longer expected) must not end a swarm: CAF's default error handler
+  // quits, which would look like a crash.
+  self->set_error_handler([](caf::error&) {});
+  st.core = std::move(core);
   st.registry = std::move(registry);
+  st.supervisor = std::move(supervisor);
   // A new swarm is empty until its first announce: if that never comes (a
   // route() whose request failed), the swarm still ends after idle_lifetime.
-  note_occupancy(st, self->clock().now());
-  self->delayed_send(self, st.cfg.sweep_period, sweep_atom::value);
+  // (A restarted swarm keeps the idle clock of its core.)
+  st.core->note_occupancy(self->clock().now());
+  const auto& cfg = st.core->config();
+  self->delayed_send(self, cfg.sweep_period, sweep_atom::value);
+  self->delayed_send(self, cfg.health_tick, caf::tick_atom::value);
   return {
       [self](announce_atom, const swarm_announce& a) -> caf::result<announce_result> {
-        auto& st = self->state;
-        const auto now = self->clock().now();
         announce_result res;
-        if (!handle_announce(st.table, st.cfg, st.hash, a, now, res)) {
+        if (!self->state.core->announce(a, self->clock().now(), res)) {
           return caf::make_error(caf::sec::invalid_argument);
         }
-        note_occupancy(st, now);
         return res;
       },
-      [self](scrape_atom) { return self->state.table.stats(); },
+      [self](announce_atom, const announce_ticket_ptr& t) {
+        auto& st = self->state;
+        // One result object reused across tickets: its buffers keep their
+        // capacity, so a warm swarm answers without allocating.
+        announce_result& res = st.scratch;
+        reset_result(res);
+        if (!st.core->announce(t->announce, self->clock().now(), res)) {
+          t->fail();
+          return;
+        }
+        t->complete(res);
+      },
+      [self](scrape_atom) { return self->state.core->scrape(); },
       [self](sweep_atom) {
         auto& st = self->state;
         const auto now = self->clock().now();
-        const auto r = st.table.sweep(now, st.cfg.peer_timeout, st.cfg.sweep_batch);
-        note_occupancy(st, now);
+        const auto r = st.core->sweep(now);
         if (!r.cycle_done) {
           // More to examine: continue behind whatever is queued now, so a
           // big table never holds up announces for a whole cycle.
           self->send(self, sweep_atom::value);
           return;
         }
-        if (st.empty_since && now - *st.empty_since >= st.cfg.idle_lifetime) {
+        if (st.core->idle(now)) {
           // Leave the directory first, so nobody is routed here any more;
           // requests already on their way bounce with request_receiver_down
           // and their senders route again (to a fresh swarm).
           if (auto reg = st.registry.lock()) {
-            reg->erase_if_owner(st.hash, self->address());
+            reg->erase_if_owner(st.core->hash(), self->address());
           }
           self->quit();
           return;
         }
-        self->delayed_send(self, st.cfg.sweep_period, sweep_atom::value);
+        self->delayed_send(self, st.core->config().sweep_period, sweep_atom::value);
+      },
+      [self](caf::tick_atom) {
+        auto& st = self->state;
+        auto changed = st.core->tick(self->clock().now());
+        if (changed && st.supervisor) {
+          self->send(st.supervisor, health_atom::value, st.core->hash(), *changed);
+        }
+        if (st.observer) {
+          self->send(st.observer, health_atom::value, st.core->hash(), *st.core->last_report());
+        }
+        self->delayed_send(self, st.core->config().health_tick, caf::tick_atom::value);
+      },
+      [self](health_atom, caf::get_atom) -> caf::result<health_report> {
+        if (const health_report* r = self->state.core->last_report()) {
+          return *r;
+        }
+        return caf::make_error(caf::sec::runtime_error, "no health evaluation yet");
+      },
+      [self](status_atom) {
+        const swarm_core& c = *self->state.core;
+        swarm_status s;
+        s.hash = c.hash();
+        s.stats = c.scrape();
+        s.knobs = c.knobs();
+        if (const health_report* r = c.last_report()) {
+          s.evaluated = true;
+          s.health = *r;
+        }
+        s.history.assign(c.history().begin(), c.history().end());
+        const auto& n = c.counters();
+        s.announces = n.announces;
+        s.banned = n.banned;
+        s.refused = n.refused;
+        s.warned = n.warned;
+        s.seeder_appeals = n.seeder_appeals;
+        return s;
+      },
+      [self](history_atom, caf::get_atom) {
+        const auto& h = self->state.core->history();
+        return std::vector<remediation_record>(h.begin(), h.end());
+      },
+      [self](history_atom, caf::put_atom, remediation_record& r) {
+        self->state.core->record(std::move(r));
+      },
+      [self](knobs_atom, caf::get_atom) { return self->state.core->knobs(); },
+      [self](knobs_atom, caf::put_atom, const swarm_knobs& k) -> caf::result<swarm_knobs> {
+        auto& core = *self->state.core;
+        const swarm_knobs previous = core.knobs();
+        if (!core.set_knobs(k)) {
+          return caf::make_error(caf::sec::invalid_argument);
+        }
+        return previous;
+      },
+      [self](policy_atom, caf::get_atom) {
+        return std::string(to_string(self->state.core->policy()));
+      },
+      [self](policy_atom, caf::put_atom, const std::string& name) -> caf::result<std::string> {
+        auto p = parse_policy(name);
+        if (!p) {
+          return caf::make_error(caf::sec::invalid_argument, "unknown policy '" + name + "'");
+        }
+        auto& core = *self->state.core;
+        std::string previous(to_string(core.policy()));
+        core.set_policy(*p);
+        return previous;
+      },
+      [self](observer_atom, const caf::actor& observer) { self->state.observer = observer; },
+      [self](crash_atom) {
+        if (self->state.core->config().test_hooks) {
+          throw std::runtime_error("swarm crash requested (test hook)");
+        }
       },
   };
 }
 
+caf::actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,
+                       std::weak_ptr<swarm_registry> registry, caf::actor supervisor) {
+  return sys.spawn(swarm_actor, std::move(core), std::move(registry), std::move(supervisor));
+}
+
 caf::actor spawn_swarm(caf::actor_system& sys, const info_hash& hash, const swarm_config& cfg,
                        std::uint64_t seed, std::weak_ptr<swarm_registry> registry) {
-  return sys.spawn(swarm_actor, hash, cfg, seed, std::move(registry));
+  return spawn_swarm(sys, std::make_shared<swarm_core>(hash, cfg, seed), std::move(registry));
 }
 
 }  // namespace sk

@@ -1,20 +1,56 @@
 #pragma once
-/// The swarm actor: one per info_hash, owning that swarm's peer_table.
+/// The swarm actor: one per info_hash, owning that swarm's `swarm_core`.
 ///
 /// Interface (dynamically typed `caf::actor`, as the directory hands out):
 ///
 ///   (announce_atom, swarm_announce) -> announce_result
-///       Applies the announce and answers with counts, intervals and peers
-///       (compact requests: `peers4`/`peers6`; others: `peers`). `stopped`
-///       gets counts but no peers. A request for another info_hash is
-///       answered with `sec::invalid_argument`.
+///       Applies the announce and answers with counts, intervals, peers
+///       (compact requests: `peers4`/`peers6`; others: `peers`), and the
+///       self-healing fields: `warning_message`, or `failure_reason` with
+///       `retry_in_minutes` for a refused announce (banned client, too
+///       frequent after a warning). `stopped` gets counts but no peers. A
+///       request for another info_hash is answered with
+///       `sec::invalid_argument`.
+///   (announce_atom, announce_ticket_ptr)
+///       The same announce, answered through `ticket->complete()` on this
+///       actor's thread instead of a response message (`fail()` for another
+///       info_hash). Used by the UDP server's direct path.
 ///   (scrape_atom) -> swarm_stats
-///   (sweep_atom)                      internal timer, sent to itself
+///
+///   Self-healing and admin:
+///   (health_atom, get_atom) -> health_report      last tick's report
+///                                                 (`sec::runtime_error` before the first)
+///   (status_atom) -> swarm_status                 counts, knobs, health, history
+///   (history_atom, get_atom) -> std::vector<remediation_record>
+///   (history_atom, put_atom, remediation_record)  remediation appends an action
+///   (knobs_atom, get_atom) -> swarm_knobs
+///   (knobs_atom, put_atom, swarm_knobs) -> swarm_knobs   the previous knobs;
+///                                                 `sec::invalid_argument` if out of range
+///   (policy_atom, get_atom) -> std::string        e.g. "adaptive"
+///   (policy_atom, put_atom, std::string) -> std::string  sets by name, answers
+///                                                 the previous; unknown name:
+///                                                 `sec::invalid_argument`
+///   (observer_atom, caf::actor)                   every tick's report also goes
+///                                                 to this actor (remediation);
+///                                                 an invalid handle clears it
+///   (crash_atom)                                  throws (the actor dies with an
+///                                                 error) if `swarm_config::test_hooks`,
+///                                                 else ignored: tests prove restarts
+///
+///   Internal timers, sent to itself: (sweep_atom), (tick_atom).
+///
+/// Health: every `health_tick` the core evaluates its health; a changed
+/// report goes to the supervisor as `(health_atom, info_hash,
+/// health_report)`, every report to the observer.
 ///
 /// Lifecycle:
 ///
 ///   spawn ──▶ serving ──(sweep cycle finds it empty for idle_lifetime)──▶
 ///             erase own directory entry (if it still points here) ──▶ quit
+///
+/// The state lives in a `swarm_core` shared with the supervisor: when the
+/// actor dies abnormally, the supervisor spawns a new one on the same core
+/// (actors/supervisor.hpp), so no peer is lost.
 ///
 /// The sweep runs every `sweep_period`; a cycle over a big table is split
 /// into messages of at most `sweep_batch` peers, each sent to itself so that
@@ -27,50 +63,65 @@
 #include <caf/all.hpp>
 
 #include "actors/messages.hpp"
-#include "actors/peer_table.hpp"
 #include "actors/swarm_config.hpp"
+#include "actors/swarm_core.hpp"
 
 namespace sk {
 
-/// What a swarm needs from whoever tracks it (the directory): a way to leave.
-/// Swarms hold it by `weak_ptr`, so a directory that is gone is simply
-/// skipped, and no reference cycle keeps either alive.
+/// What a swarm needs from whoever tracks it (the directory): a way to
+/// leave, and (for the supervisor) a way to put a restarted actor in place.
+/// Held by `weak_ptr`, so a directory that is gone is simply skipped, and no
+/// reference cycle keeps either alive.
 class swarm_registry {
  public:
   virtual ~swarm_registry() = default;
   /// Removes the entry for `hash` only if it still points at `swarm`;
   /// returns whether it did. Called from the swarm's own thread.
   virtual bool erase_if_owner(const info_hash& hash, const caf::actor_addr& swarm) = 0;
+  /// Points the entry for `hash` at `replacement` only if it still points at
+  /// `dead`; returns whether it did (false: the entry is gone or points at
+  /// another swarm; the caller stops `replacement`). Called by the
+  /// supervisor after a crash. The default does nothing.
+  virtual bool replace_if_owner(const info_hash& hash, const caf::actor_addr& dead,
+                                const caf::actor& replacement) {
+    (void)hash;
+    (void)dead;
+    (void)replacement;
+    return false;
+  }
 };
 
 /// State of a swarm actor (the actor itself only passes messages).
 struct swarm_state {
   static inline const char* name = "sk.swarm";
-  info_hash hash;
-  swarm_config cfg;
-  peer_table table;
+  swarm_core_ptr core;
   std::weak_ptr<swarm_registry> registry;
-  /// Since when the table is empty; unset while it has peers.
-  std::optional<peer_table::time_point> empty_since;
+  /// Receives changed health reports; may be invalid (no supervision).
+  caf::actor supervisor;
+  /// Receives every health report (a running remediation); may be invalid.
+  caf::actor observer;
+  /// Reused by the ticket handler (keeps buffer capacity between announces).
+  announce_result scratch;
 };
 
 using swarm_actor_ptr = caf::stateful_actor<swarm_state>*;
 
-/// The swarm behavior. `seed` seeds peer selection; `registry` may be empty
-/// (a swarm nobody tracks, e.g. in tests). `cfg` must be valid
-/// (`cfg.validate()` empty).
-caf::behavior swarm_actor(swarm_actor_ptr self, info_hash hash, swarm_config cfg,
-                          std::uint64_t seed, std::weak_ptr<swarm_registry> registry);
+/// The swarm behavior on `core` (not null; its config valid). `registry`
+/// and `supervisor` may be empty (a swarm nobody tracks, e.g. in tests).
+caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
+                          std::weak_ptr<swarm_registry> registry, caf::actor supervisor);
 
-/// Spawns a swarm actor for `hash`. Thread-safe and non-blocking (safe on an
-/// I/O thread); normally called by `swarm_directory::route`, not directly.
+/// Spawns a swarm actor on `core`. Thread-safe and non-blocking (safe on an
+/// I/O thread); normally called by `swarm_directory::route` or the
+/// supervisor, not directly.
+caf::actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,
+                       std::weak_ptr<swarm_registry> registry = {}, caf::actor supervisor = {});
+
+/// Spawns a swarm actor on a new core for `hash` (`cfg` must be valid).
 caf::actor spawn_swarm(caf::actor_system& sys, const info_hash& hash, const swarm_config& cfg,
                        std::uint64_t seed, std::weak_ptr<swarm_registry> registry = {});
 
-/// Builds the reply to one announce on `table` at `now` (the actor's announce
-/// handler without CAF; the simulator and tests use it directly). Returns
-/// false, touching nothing, when `a` is for another swarm than `hash`.
-bool handle_announce(peer_table& table, const swarm_config& cfg, const info_hash& hash,
-                     const swarm_announce& a, peer_table::time_point now, announce_result& out);
+/// Clears the per-announce fields of a reused result (keeps buffer capacity).
+void reset_result(announce_result& r);
 
 }  // namespace sk

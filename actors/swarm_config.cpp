@@ -50,6 +50,39 @@ std::string swarm_config::validate() const {
     return "max peers per swarm must be between 1 and 4294967294 (got " +
            std::to_string(max_peers) + ")";
   }
+  if (health_tick <= seconds{0}) {
+    return "health tick must be positive (got " + seconds_text(health_tick) + ")";
+  }
+  if (auto err = behaviour.validate(); !err.empty()) {
+    return err;
+  }
+  if (auto err = health.validate(); !err.empty()) {
+    return err;
+  }
+  if (auto err = allocation.validate(); !err.empty()) {
+    return err;
+  }
+  // NaN fails every comparison below, so it is rejected too.
+  if (!(intervals.starving_leecher_scale > 0.0 && intervals.starving_leecher_scale <= 1.0)) {
+    return "starving leecher interval scale must be in (0, 1] (got " +
+           std::to_string(intervals.starving_leecher_scale) + ")";
+  }
+  if (!(intervals.large_swarm_scale >= 1.0 && intervals.large_swarm_scale <= max_interval_scale)) {
+    return "large swarm interval scale must be in [1, 4] (got " +
+           std::to_string(intervals.large_swarm_scale) + ")";
+  }
+  if (intervals.large_swarm_peers == 0) {
+    return "large swarm peers must be at least 1";
+  }
+  if (!(intervals.jitter >= 0.0 && intervals.jitter <= 0.5)) {
+    return "interval jitter must be in [0, 0.5] (got " + std::to_string(intervals.jitter) + ")";
+  }
+  if (history_size == 0) {
+    return "remediation history size must be at least 1";
+  }
+  if (seeder_warning_text.empty() && warn_seeders_when_degraded) {
+    return "seeder warning text must not be empty while seeder warnings are on";
+  }
   return {};
 }
 

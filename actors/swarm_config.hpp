@@ -1,13 +1,52 @@
 #pragma once
 /// Settings of one swarm: announce timing, peer selection limits, expiry and
-/// lifetime. Plain data (no CAF), validated once at start-up.
+/// lifetime, and the self-healing settings (detectors, health model,
+/// allocation, interval control, ban list). Plain data (no CAF), validated
+/// once at start-up.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "actors/allocation.hpp"
+#include "actors/client_id.hpp"
+#include "actors/healing_types.hpp"
+#include "actors/peer_behaviour.hpp"
+#include "actors/swarm_health.hpp"
+
 namespace sk {
+
+/// Automatic announce-interval control (issue 5): what a tracker can do to
+/// make clients come back sooner or later.
+///
+///   requester            swarm                                      interval
+///   leecher              starving (no/few seeders or flash crowd,   base x starving_leecher_scale
+///                        at least health.min_peers peers)
+///   anyone               healthy, at least large_swarm_peers peers  base x large_swarm_scale
+///   anyone               otherwise                                  base (exact, no jitter)
+///
+/// then x the swarm's knobs (`interval_scale`, and `leecher_interval_scale`
+/// for leechers). An interval that differs from the base is jittered by up
+/// to +-`jitter` (deterministic from the swarm's seed), so that clients told
+/// at the same moment do not come back in step. The result is always within
+/// [min_interval, max(interval, peer_timeout - min_interval)]: never below
+/// `min interval`, and a longer interval still leaves a peer one min
+/// interval to retry a lost announce before it expires.
+struct interval_control {
+  /// Leechers of starving swarms: they learn of new seeders sooner. 0.5
+  /// (900 s at the default 1800 s, i.e. the default min interval).
+  double starving_leecher_scale = 0.5;
+  /// Healthy swarms of at least this many peers get longer intervals: fewer
+  /// announces where nothing needs fixing. 1000 peers.
+  std::size_t large_swarm_peers = 1000;
+  /// 1.5 (2700 s at the default interval, below peer_timeout - min interval
+  /// = 3000 s).
+  double large_swarm_scale = 1.5;
+  /// +- fraction applied to adjusted intervals, [0, 0.5]. 0.1.
+  double jitter = 0.1;
+};
 
 /// Tunables shared by every swarm actor (each swarm keeps its own copy, so
 /// that remediation can later change one swarm without touching others).
@@ -46,6 +85,47 @@ struct swarm_config {
   /// anything else: each swarm's seed is derived from this and its
   /// info_hash (reproducible runs, tests, the simulator).
   std::uint64_t rng_seed = 0;
+
+  // -- self-healing -----------------------------------------------------------
+
+  /// Time between two health evaluations of a swarm (each reports changes to
+  /// the supervisor and feeds a running remediation).
+  std::chrono::seconds health_tick{60};
+  /// Per-peer detectors. `behaviour.min_interval` is ignored: the swarm
+  /// always judges against its own `min_interval`.
+  behaviour_config behaviour;
+  /// Health model thresholds.
+  health_config health;
+  /// Allocation policy tunables.
+  allocation_config allocation;
+  /// Policy of a new swarm (remediation and operators change it per swarm).
+  policy_kind default_policy = policy_kind::adaptive;
+  /// Interval control.
+  interval_control intervals;
+  /// Banned peer_id prefixes (shared, read-only; null = none).
+  std::shared_ptr<const client_ban_list> banned_clients;
+  /// `retry in` minutes sent with a ban's failure reason; negative = never
+  /// (BEP 31): a banned client gains nothing by retrying.
+  std::int64_t banned_retry_in_minutes = -1;
+  /// While the swarm is degraded or critical for a reason more seeding
+  /// would fix (no/few seeders, stalled leechers, seeders leaving early, low
+  /// completion rate, flash crowd), seeders get `seeder_warning_text` as
+  /// `warning message`.
+  bool warn_seeders_when_degraded = true;
+  std::string seeder_warning_text =
+      "This torrent is short of seeders: please keep seeding, it helps others finish";
+  /// Remediation actions remembered per swarm (oldest dropped first).
+  std::size_t history_size = 64;
+  /// Test-only hooks: `(crash_atom)` makes the swarm actor throw, so tests
+  /// can prove restarts. Off in the daemon (no config option).
+  bool test_hooks = false;
+
+  /// The knobs a new swarm starts with (and remediation restores).
+  swarm_knobs default_knobs() const {
+    swarm_knobs k;
+    k.policy = default_policy;
+    return k;
+  }
 
   /// Checks every field; returns an empty string when the config is usable,
   /// otherwise one sentence naming the first bad field and why.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -47,6 +48,15 @@ std::string format_duration(caf::timespan t) {
 /// A value in config-file syntax (loadable again by the CAF 0.17 parser).
 std::string format_value(const caf::config_value& v) {
   if (auto t = caf::get_if<caf::timespan>(&v)) return format_duration(*t);
+  if (auto d = caf::get_if<double>(&v)) {
+    // Shortest text that reads back the same, always with a decimal point:
+    // "10" would load back as an integer, which a real option rejects.
+    char buf[64];
+    const auto res = std::to_chars(buf, buf + sizeof buf, *d);
+    std::string text(buf, res.ptr);
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+    return text;
+  }
   if (auto list = caf::get_if<caf::config_value::list>(&v)) {
     std::string out = "[";
     for (const auto& item : *list) {
@@ -76,12 +86,13 @@ std::string expected_text(caf::string_view type_name) {
   if (type_name == "timespan") return "a duration such as 30min, 45s or 500ms";
   if (type_name == "string") return "a quoted string";
   if (type_name == "boolean") return "true or false";
+  if (type_name == "real64") return "a number with a decimal point, such as 0.5";
   return "a value of type " + std::string(type_name.data(), type_name.size());
 }
 
 // -- the option tree ----------------------------------------------------------
 
-enum class kind { integer, boolean, string, string_list, timespan };
+enum class kind { integer, boolean, string, string_list, timespan, real };
 
 /// One of swarmkeeper's own options. The table below is the single source
 /// for CAF registration, defaults, validation messages and --dump-config.
@@ -99,6 +110,7 @@ caf::config_value ts(caf::timespan t) { return caf::config_value{t}; }
 caf::config_value num(std::int64_t v) { return caf::config_value{v}; }
 caf::config_value str(const char* s) { return caf::config_value{std::string{s}}; }
 caf::config_value flag(bool b) { return caf::config_value{b}; }
+caf::config_value real(double d) { return caf::config_value{d}; }
 caf::config_value strings() { return caf::config_value{caf::config_value::list{}}; }
 
 const std::vector<option_def>& option_table() {
@@ -171,6 +183,92 @@ const std::vector<option_def>& option_table() {
        "most info_hash values in one scrape request"},
       {"tracker", "rng-seed", kind::integer, num(0),
        "seed of peer selection; 0: unpredictable (set only for reproducible tests)"},
+      {"tracker", "starving-interval-scale", kind::real, real(0.5),
+       "interval factor for leechers of starving swarms (no/few seeders, at least "
+       "health.min-peers peers), (0, 1]; jittered, never below min-interval"},
+      {"tracker", "large-swarm-peers", kind::integer, num(1000),
+       "healthy swarms with at least this many peers get longer intervals"},
+      {"tracker", "large-swarm-interval-scale", kind::real, real(1.5),
+       "interval factor for healthy large swarms, [1, 4]; at most peer-timeout - min-interval"},
+      {"tracker", "interval-jitter", kind::real, real(0.1),
+       "+- fraction by which adjusted intervals are jittered, [0, 0.5]"},
+      // [clients]
+      {"clients", "banned", kind::string, str(""),
+       "banned peer_id prefixes with the failure reason shown to the user: "
+       "\"-XX0001-=reason;-YY=reason\" (%XX escapes in prefixes; longest prefix wins)"},
+      {"clients", "banned-retry-in", kind::integer, num(-1),
+       "BEP 31 'retry in' minutes sent to banned clients; -1: never"},
+      {"clients", "early-slack", kind::timespan, ts(30s),
+       "an announce counts as too early only if it comes sooner than min-interval minus "
+       "max(this, 5 % of min-interval)"},
+      {"clients", "refuse-after-early", kind::integer, num(2),
+       "too-early announces (since the last on-time one) that get a failure with 'retry in'; "
+       "the first ones get a warning; 0: only warn"},
+      {"clients", "stall-announces", kind::integer, num(3),
+       "a leecher whose 'left' has not gone down for this many announces ..."},
+      {"clients", "stall-time", kind::timespan, ts(30min), "... and for this long is stalled"},
+      {"clients", "max-rate", kind::integer, num(1250000000),
+       "fastest plausible upload/download rate in bytes/s; faster counters are broken (a strike)"},
+      {"clients", "quarantine-strikes", kind::integer, num(3),
+       "counter/key strikes that quarantine a peer (never handed to others); 0: never"},
+      // [health]
+      {"health", "tick", kind::timespan, ts(1min),
+       "time between two health evaluations of a swarm (changes go to the supervisor)"},
+      {"health", "window", kind::timespan, ts(30min),
+       "sliding window of completions, arrivals and departures"},
+      {"health", "min-peers", kind::integer, num(5),
+       "smaller swarms are judged only on 'no seeders' (fractions of few peers are noise)"},
+      {"health", "min-seeder-ratio", kind::real, real(0.1),
+       "seeders/leechers below this is 'few seeders' (degraded)"},
+      {"health", "stalled-fraction", kind::real, real(0.25),
+       "stalled/leechers at or above this is degraded ..."},
+      {"health", "stalled-fraction-critical", kind::real, real(0.5), "... and this critical"},
+      {"health", "abusive-fraction", kind::real, real(0.2),
+       "misbehaving peers / peers at or above this is 'abusive clients'"},
+      {"health", "recovery-evaluations", kind::integer, num(3),
+       "evaluations in a row a better state must persist before it is reported (hysteresis)"},
+      {"health", "warn-seeders", kind::boolean, flag(true),
+       "ask seeders of a swarm degraded for lack of seeding to keep seeding (warning message)"},
+      {"health", "seeder-warning", kind::string,
+       str("This torrent is short of seeders: please keep seeding, it helps others finish"),
+       "the warning message sent to those seeders"},
+      // [allocation]
+      {"allocation", "policy", kind::string, str("adaptive"),
+       "peer allocation policy of new swarms: adaptive, random, role-aware, seeder-rotation, "
+       "stalled-boost, flash-crowd, reachability-aware or contribution-weighted"},
+      {"allocation", "leecher-seeder-share", kind::real, real(0.5),
+       "share of a leecher's reply given to seeders first, (0, 1]"},
+      {"allocation", "stalled-boost-fraction", kind::real, real(0.5),
+       "share of a stalled leecher's reply for seeders and the most complete peers, (0, 1]"},
+      {"allocation", "flash-crowd-seeder-ratio", kind::real, real(0.05),
+       "adaptive goes flash-crowd (tracker-side super-seeding) below this seeders/leechers "
+       "ratio"},
+      {"allocation", "flash-crowd-reveal", kind::integer, num(8),
+       "flash-crowd: leechers each seeder is revealed to per round"},
+      {"allocation", "contribution-floor", kind::integer, num(10),
+       "poor contributors still get at least this many peers"},
+      // [remediation]
+      {"remediation", "enable", kind::boolean, flag(true),
+       "spawn a remediation actor for degraded/critical swarms"},
+      {"remediation", "min-peers", kind::integer, num(5),
+       "smaller swarms get no remediation (a lone leecher of a dead torrent)"},
+      {"remediation", "watch-ticks", kind::integer, num(3),
+       "health ticks a strategy runs before it is judged (kept or rolled back) ..."},
+      {"remediation", "watch-time", kind::timespan, ts(0s),
+       "... and at least this long; 0s: one announce interval (clients must come back)"},
+      {"remediation", "healthy-time", kind::timespan, ts(10min),
+       "healthy this long ends the remediation and restores the defaults"},
+      {"remediation", "leecher-interval-scale", kind::real, real(0.5),
+       "interval factor the starving strategies set for leechers, (0, 1]"},
+      {"remediation", "history-size", kind::integer, num(64),
+       "remediation actions remembered per swarm"},
+      // [supervisor]
+      {"supervisor", "max-restarts", kind::integer, num(3),
+       "restarts of one crashed swarm allowed within restart-window; then it is left down "
+       "(its next announce starts an empty swarm)"},
+      {"supervisor", "restart-window", kind::timespan, ts(1min), "see max-restarts"},
+      {"supervisor", "event-log-size", kind::integer, num(256),
+       "supervisor events kept (restarts, give-ups, remediations)"},
       // [log]
       {"log", "level", kind::string, str("info"),
        "log level: trace, debug, info, warn, error, critical or off (nothing per request above "
@@ -211,7 +309,9 @@ const alias_def* find_alias(caf::string_view name) {
 }
 
 bool is_own_category(caf::string_view c) {
-  return c == "http" || c == "udp" || c == "tracker" || c == "log" || c == "shutdown";
+  return c == "http" || c == "udp" || c == "tracker" || c == "log" || c == "shutdown" ||
+         c == "clients" || c == "health" || c == "allocation" || c == "remediation" ||
+         c == "supervisor";
 }
 
 template <class T>
@@ -237,6 +337,9 @@ void register_option(caf::config_option_set& set, const char* category, const ch
       break;
     case kind::timespan:
       add_option<caf::timespan>(set, category, name, help);
+      break;
+    case kind::real:
+      add_option<double>(set, category, name, help);
       break;
   }
 }
@@ -343,6 +446,26 @@ class reader {
     return out;
   }
 
+  /// A number within [lo, hi] (an integer value is accepted too).
+  double number(const char* key, double lo, double hi) {
+    const auto& v = values_.at(key);
+    double x = 0;
+    if (auto d = caf::get_if<double>(&v)) {
+      x = *d;
+    } else if (auto i = caf::get_if<std::int64_t>(&v)) {
+      x = static_cast<double>(*i);
+    } else {
+      problems_.add(std::string(key) + ": expected a number such as 0.5, got " + format_value(v));
+      return lo;
+    }
+    if (!(x >= lo && x <= hi)) {
+      problems_.add(std::string(key) + " must be between " + format_value(real(lo)) + " and " +
+                    format_value(real(hi)) + " (got " + format_value(real(x)) + ")");
+      return lo;
+    }
+    return x;
+  }
+
   /// A duration of at least `lo` and at most `hi`.
   caf::timespan duration(const char* key, caf::timespan lo, caf::timespan hi) {
     const auto& v = values_.at(key);
@@ -432,9 +555,92 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   s.rng_seed = static_cast<std::uint64_t>(
       r.integer("tracker.rng-seed", 0, std::numeric_limits<std::int64_t>::max()));
   h.limits.max_numwant = s.max_numwant;
+  s.intervals.starving_leecher_scale = r.number("tracker.starving-interval-scale", 0.01, 1.0);
+  s.intervals.large_swarm_peers =
+      static_cast<std::size_t>(r.integer("tracker.large-swarm-peers", 1, 4294967294LL));
+  s.intervals.large_swarm_scale = r.number("tracker.large-swarm-interval-scale", 1.0, 4.0);
+  s.intervals.jitter = r.number("tracker.interval-jitter", 0.0, 0.5);
+
+  // [clients]
+  const auto banned = r.string("clients.banned");
+  if (!banned.empty()) {
+    std::string error;
+    if (auto list = client_ban_list::parse(banned, &error)) {
+      if (!list->empty()) s.banned_clients = std::make_shared<const client_ban_list>(*list);
+    } else {
+      p.add("clients.banned: " + error);
+    }
+  }
+  s.banned_retry_in_minutes = r.integer("clients.banned-retry-in", -1, 10080);
+  if (s.banned_retry_in_minutes == 0)
+    p.add("clients.banned-retry-in must be -1 (never) or 1..10080 minutes (got 0)");
+  auto& b = s.behaviour;
+  b.early_announce_slack = whole_seconds(r.duration("clients.early-slack", 0s, one_day));
+  b.early_refuse_after =
+      static_cast<std::uint32_t>(r.integer("clients.refuse-after-early", 0, 1000));
+  b.stall_announces = static_cast<std::uint32_t>(r.integer("clients.stall-announces", 1, 1000));
+  b.stall_time = whole_seconds(r.duration("clients.stall-time", 0s, one_week));
+  b.max_rate_bytes_per_second = static_cast<double>(
+      r.integer("clients.max-rate", 1, std::numeric_limits<std::int64_t>::max()));
+  b.quarantine_strikes =
+      static_cast<std::uint32_t>(r.integer("clients.quarantine-strikes", 0, 1000));
+
+  // [health]
+  s.health_tick = whole_seconds(r.duration("health.tick", 1s, one_day));
+  auto& hc = s.health;
+  hc.window = whole_seconds(r.duration("health.window", 1min, one_week));
+  hc.min_peers = static_cast<std::uint64_t>(r.integer("health.min-peers", 1, 1000000));
+  hc.min_seeder_ratio = r.number("health.min-seeder-ratio", 0.0, 1000.0);
+  hc.stalled_fraction_degraded = r.number("health.stalled-fraction", 0.0, 1.0);
+  hc.stalled_fraction_critical = r.number("health.stalled-fraction-critical", 0.0, 1.0);
+  hc.abusive_fraction = r.number("health.abusive-fraction", 0.0, 1.0);
+  hc.recovery_evaluations =
+      static_cast<std::uint32_t>(r.integer("health.recovery-evaluations", 1, 1000));
+  s.warn_seeders_when_degraded = r.boolean("health.warn-seeders");
+  s.seeder_warning_text = r.string("health.seeder-warning");
+  if (s.warn_seeders_when_degraded && s.seeder_warning_text.empty())
+    p.add("health.seeder-warning must not be empty while health.warn-seeders is on");
+
+  // [allocation]
+  const auto policy = r.string("allocation.policy");
+  if (auto k = parse_policy(policy)) {
+    s.default_policy = *k;
+  } else {
+    std::string names;
+    for (auto n : policy_names) names += (names.empty() ? "" : ", ") + std::string(n);
+    p.add("allocation.policy: '" + policy + "' is not one of " + names);
+  }
+  auto& a = s.allocation;
+  a.leecher_seeder_share = r.number("allocation.leecher-seeder-share", 0.01, 1.0);
+  a.stalled_boost_fraction = r.number("allocation.stalled-boost-fraction", 0.01, 1.0);
+  a.flash_crowd_seeder_ratio = r.number("allocation.flash-crowd-seeder-ratio", 0.0, 1.0);
+  a.flash_crowd_reveal =
+      static_cast<std::uint32_t>(r.integer("allocation.flash-crowd-reveal", 1, 100000));
+  a.contribution_floor =
+      static_cast<std::size_t>(r.integer("allocation.contribution-floor", 0, 10000));
+
+  // [remediation], [supervisor]
+  auto& sv = out.supervisor;
+  sv.remediation = r.boolean("remediation.enable");
+  sv.remediation_min_peers =
+      static_cast<std::uint64_t>(r.integer("remediation.min-peers", 0, 1000000));
+  auto& rc = sv.remediation_cfg;
+  rc.watch_ticks = static_cast<std::uint32_t>(r.integer("remediation.watch-ticks", 1, 1000));
+  rc.watch_time = whole_seconds(r.duration("remediation.watch-time", 0s, one_week));
+  rc.healthy_time = whole_seconds(r.duration("remediation.healthy-time", 0s, one_week));
+  rc.leecher_interval_scale = r.number("remediation.leecher-interval-scale", 0.01, 1.0);
+  s.history_size = static_cast<std::size_t>(r.integer("remediation.history-size", 1, 100000));
+  sv.max_restarts = static_cast<std::uint32_t>(r.integer("supervisor.max-restarts", 1, 1000));
+  sv.restart_window = whole_seconds(r.duration("supervisor.restart-window", 1s, one_day));
+  sv.event_log_size = static_cast<std::size_t>(r.integer("supervisor.event-log-size", 1, 1000000));
+  if (p.empty()) {
+    if (auto err = sv.validate(); !err.empty()) p.add("[supervisor] " + err);
+  }
+
   if (p.empty()) {
     // Cross-field rules (min interval <= interval, timeout > interval, ...)
     // live with the swarm config; report them under the tracker section.
+    // (Includes the [clients], [health] and [allocation] cross-field rules.)
     if (auto err = s.validate(); !err.empty()) p.add("[tracker] " + err);
   }
 

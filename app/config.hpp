@@ -16,6 +16,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "actors/supervisor.hpp"
 #include "actors/swarm_config.hpp"
 #include "net/http_server.hpp"
 #include "net/tracker_bridge.hpp"
@@ -27,7 +28,11 @@ namespace sk {
 struct daemon_settings {
   http_server_config http;
   bridge_config bridge;
+  /// Per-swarm settings, the self-healing ones included ([tracker],
+  /// [clients], [health], [allocation], remediation.history-size).
   swarm_config swarm;
+  /// The supervisor and remediation ([supervisor], [remediation]).
+  supervisor_config supervisor;
   /// `udp.enable`: serve the UDP tracker at all.
   bool udp_enabled = true;
   /// The UDP tracker; `bind` already falls back to http.bind.

@@ -3,12 +3,13 @@
 /// Start order, and the reverse stop order on SIGINT/SIGTERM:
 ///
 ///   start: config ─▶ logging ─▶ actor system ─▶ swarm directory ─▶
+///          supervisor (restarts crashed swarms, spawns remediation) ─▶
 ///          network actors (bridge) ─▶ HTTP server (listeners, I/O threads)
 ///          ─▶ UDP server (sockets, socket workers, helper actors)
 ///   stop:  stop accepting HTTP ─▶ stop UDP (stop receiving, drain replies
 ///          in flight, stop helpers and workers) ─▶ drain HTTP connections
-///          ─▶ stop I/O threads ─▶ stop network actors ─▶ stop swarms ─▶
-///          actor system
+///          ─▶ stop I/O threads ─▶ stop network actors ─▶ stop swarms, then
+///          the supervisor and its remediation actors ─▶ actor system
 ///
 /// Both front ends drain before any swarm stops, so every request that was
 /// read gets its answer if the swarms can give it in time. One deadline
@@ -59,6 +60,8 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
         const sigset_t& stop_signals) {
   caf::actor_system sys{cfg};
   sk::swarm_directory directory{sys, settings.swarm};
+  // Before anything can route: every swarm is supervised from its spawn.
+  directory.start_supervisor(settings.supervisor);
   sk::tracker_bridge bridge{sys, directory, settings.bridge};
   // UDP starts before HTTP, so that once /health answers 200 every transport
   // is up and its start-up line is written (tests and load balancers rely on

@@ -453,6 +453,16 @@ void http_session::apply(http_lane::reply& r) {
   switch (r.what) {
     case http_lane::reply::kind::announce: {
       const announce_result& a = r.announce;
+      if (!a.failure_reason.empty()) {
+        // The swarm refused this peer (banned client, abuse): BEP 3 failure,
+        // with BEP 31 retry-in when the swarm set one.
+        body_.clear();
+        encode_failure(body_, a.failure_reason,
+                       a.retry_in_minutes != 0 ? std::optional<std::int64_t>{a.retry_in_minutes}
+                                               : std::nullopt);
+        finish_slot(*s, http_status::ok, body_);
+        break;
+      }
       announce_reply_view v;
       v.interval = a.interval;
       v.min_interval = a.min_interval;

@@ -1,16 +1,18 @@
 #include "net/udp_server.hpp"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -20,6 +22,7 @@
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "actors/directory.hpp"
 #include "actors/messages.hpp"
@@ -32,20 +35,42 @@ namespace asio = boost::asio;
 using udp_socket = asio::ip::udp::socket;
 using udp_endpoint = asio::ip::udp::endpoint;
 
-/// What every worker and helper actor of one server share. Immutable after
-/// construction except for the counters.
+namespace udp_detail {
+struct reply_outbox;
+}  // namespace udp_detail
+
+/// What every worker, scrape helper and request in flight share. Immutable
+/// after construction except for the atomics.
 struct udp_server::shared_state {
   shared_state(const udp_config& c, clock_function clk, swarm_directory& d)
       : cfg(c),
         clock(clk ? std::move(clk)
                   : clock_function([] { return std::chrono::steady_clock::now(); })),
         ids(connection_id_issuer::from_config(c.connection_id_key)),
-        dir(d) {}
+        dir(d),
+        in_flight(std::make_unique<std::atomic<std::size_t>[]>(c.workers)) {
+    for (std::size_t k = 0; k < c.workers; ++k) {
+      outboxes.push_back(std::make_unique<udp_detail::reply_outbox>());
+    }
+  }
 
   const udp_config cfg;
   const clock_function clock;
   const connection_id_issuer ids;
+  /// Used only while `closed` is false (see `enter()`): the server's owner
+  /// may destroy the directory once stop() returned.
   swarm_directory& dir;
+
+  /// Set by stop() once its drain deadline passed: from then on nothing
+  /// sends, routes or counts; stop() settles what is still pending.
+  std::atomic<bool> closed{false};
+  /// Threads inside a send/route section (see `enter()`); stop() waits for 0
+  /// after setting `closed`, so no send can hit a closed socket.
+  std::atomic<int> active{0};
+  /// Announces/scrapes waiting for swarms, per worker.
+  std::unique_ptr<std::atomic<std::size_t>[]> in_flight;
+  /// Replies on their way back to each worker (see `reply_outbox`).
+  std::vector<std::unique_ptr<udp_detail::reply_outbox>> outboxes;
 
   std::atomic<std::uint64_t> received{0};
   std::atomic<std::uint64_t> replied{0};
@@ -54,486 +79,686 @@ struct udp_server::shared_state {
   std::atomic<std::uint64_t> scrapes{0};
   std::atomic<std::uint64_t> error_replies{0};
   std::atomic<std::uint64_t> swarm_failures{0};
+  std::atomic<std::uint64_t> rerouted{0};
   std::atomic<std::uint64_t> dropped_malformed{0};
   std::atomic<std::uint64_t> dropped_source_port_zero{0};
   std::atomic<std::uint64_t> dropped_overload{0};
   std::atomic<std::uint64_t> dropped_send_failed{0};
   std::atomic<std::uint64_t> dropped_shutdown{0};
-};
 
-namespace {
-
-void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
-  c.fetch_add(n, std::memory_order_relaxed);
-}
-
-/// The datagram's source as the protocol layer sees it (IPv4-mapped IPv6
-/// normalised to IPv4 by `make_v6`).
-endpoint to_endpoint(const udp_endpoint& ep) {
-  endpoint out;
-  out.port = ep.port();
-  const auto a = ep.address();
-  if (a.is_v4()) {
-    out.ip = ip_address::make_v4(a.to_v4().to_uint());
-  } else {
-    const auto b = a.to_v6().to_bytes();
-    std::uint8_t raw[16];
-    std::memcpy(raw, b.data(), sizeof raw);
-    out.ip = ip_address::make_v6(raw);
-  }
-  return out;
-}
-
-/// Which counter a delivered reply bumps.
-enum class reply_kind : std::uint8_t { announce, scrape, error };
-
-/// Text of the error packet when a swarm could not answer. Short: the reply
-/// must stay below the request's size (98-byte announce, >= 36-byte scrape).
-constexpr std::string_view swarm_failure_text = "try again later";
-
-}  // namespace
-
-namespace udp_detail {
-
-/// One announce or scrape travelling from a worker to its helper actor and
-/// back. Local only (a raw worker pointer): never crosses nodes.
-struct udp_job {
-  udp_server::worker* w = nullptr;
-  std::size_t socket = 0;  ///< index into the worker's sockets
-  udp_endpoint to;         ///< where the reply goes
-  transaction_id transaction;
-  bool v6_peers = false;  ///< requester is IPv6: 18-byte peers
-  swarm_announce announce;
-  std::vector<info_hash> hashes;  ///< non-empty: a scrape
-};
-
-/// The announces and scrapes of one receive round, in one message.
-struct udp_job_batch {
-  std::vector<udp_job> jobs;
-};
-
-/// Replies encoded by a helper, handed to its worker in one post.
-struct udp_reply {
-  std::size_t socket = 0;
-  udp_endpoint to;
-  std::string bytes;
-  std::uint8_t kind = 0;
-};
-
-}  // namespace udp_detail
-}  // namespace sk
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::udp_detail::udp_job)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::udp_detail::udp_job_batch)
-
-namespace sk {
-
-using udp_detail::udp_job;
-using udp_detail::udp_job_batch;
-using udp_detail::udp_reply;
-
-/// One socket worker: a thread running an io_context that owns one socket
-/// per listening address. Everything but the atomics is touched only on
-/// that thread (after start()).
-struct udp_server::worker {
-  struct socket_slot {
-    explicit socket_slot(asio::io_context& io) : socket(io) {}
-    udp_socket socket;
-    udp_endpoint from;
-    /// Larger than any request we serve (a full 74-hash scrape is 1496
-    /// bytes); longer datagrams are cut, which at worst truncates options.
-    std::array<char, 4096> buffer{};
-  };
-
-  explicit worker(shared_state& s) : shared(s), guard(asio::make_work_guard(io)) {}
-
-  shared_state& shared;
-  asio::io_context io;
-  /// Keeps run() alive while the receive loop is stopped but replies may
-  /// still be posted (drain); reset once the helper actor is gone.
-  asio::executor_work_guard<asio::io_context::executor_type> guard;
-  std::vector<std::unique_ptr<socket_slot>> sockets;
-  std::thread thread;
-  caf::actor helper;
-  std::atomic<std::size_t> in_flight{0};
-  bool receiving = true;  // worker thread only
-  udp_request request;    // reused: a warm object parses without allocating
-  std::string out;        // reused for inline replies
-  std::vector<udp_job> batch;  // jobs of the current receive round
-
-  /// Datagrams read per receive round before the round's jobs go to the
-  /// helper in one message.
-  static constexpr std::size_t max_round = 32;
-
-  void arm(std::size_t i) {
-    socket_slot& s = *sockets[i];
-    s.socket.async_receive_from(
-        asio::buffer(s.buffer), s.from,
-        [this, i](const boost::system::error_code& ec, std::size_t n) { on_receive(i, ec, n); });
-  }
-
-  void on_receive(std::size_t i, const boost::system::error_code& ec, std::size_t n) {
-    if (!receiving || ec == asio::error::operation_aborted) {
-      return;
-    }
-    if (ec) {
-      // ICMP errors of earlier sends surface here on some systems; they
-      // concern one client, not the socket.
-      spdlog::debug("udp: receive error: {}", ec.message());
-    } else {
-      bump(shared.received);
-      handle(i, std::string_view(sockets[i]->buffer.data(), n));
-      // Drain what else is queued on the socket (non-blocking), so that one
-      // message to the helper carries the whole round.
-      socket_slot& s = *sockets[i];
-      for (std::size_t k = 1; k < max_round; ++k) {
-        boost::system::error_code rec;
-        const std::size_t m = s.socket.receive_from(asio::buffer(s.buffer), s.from, 0, rec);
-        if (rec) {
-          break;  // would_block, or an error the next async receive sees
-        }
-        bump(shared.received);
-        handle(i, std::string_view(s.buffer.data(), m));
-      }
-      submit();
-    }
-    arm(i);
-  }
-
-  /// Hands the round's jobs to the helper: one message.
-  void submit() {
-    if (batch.empty()) {
-      return;
-    }
-    if (batch.size() == 1) {
-      caf::anon_send(helper, std::move(batch.front()));
-      batch.clear();
-      return;
-    }
-    udp_job_batch b;
-    b.jobs = std::move(batch);
-    batch = {};
-    batch.reserve(max_round);
-    caf::anon_send(helper, std::move(b));
-  }
-
-  /// Sends without blocking; a full socket buffer drops the reply.
-  bool send(std::size_t i, const udp_endpoint& to, std::string_view bytes) {
-    boost::system::error_code ec;
-    sockets[i]->socket.send_to(asio::buffer(bytes.data(), bytes.size()), to, 0, ec);
-    if (ec) {
-      bump(shared.dropped_send_failed);
-      spdlog::debug("udp: send failed: {}", ec.message());
+  /// Enters a section that may send or route; false (not entered) once the
+  /// server is closed. seq_cst on both sides: if this load sees `closed`
+  /// false, stop()'s wait for `active == 0` sees this section.
+  bool enter() noexcept {
+    active.fetch_add(1);
+    if (closed.load()) {
+      active.fetch_sub(1);
       return false;
     }
-    bump(shared.replied);
     return true;
   }
-
-  void handle(std::size_t i, std::string_view packet) {
-    const udp_endpoint from = sockets[i]->from;
-    if (from.port() == 0) {
-      // Nothing can be sent to port 0; answering would only probe the stack.
-      bump(shared.dropped_source_port_zero);
-      return;
-    }
-    const endpoint client = to_endpoint(from);
-    const auto now = shared.clock();
-    const udp_parse_result r =
-        accept_udp_request(packet, shared.cfg.limits, shared.ids, client, now, request);
-    switch (r.disposition) {
-      case udp_disposition::drop:
-        bump(shared.dropped_malformed);
-        return;
-      case udp_disposition::reply_error:
-        out.clear();
-        encode_udp_error_reply(out, request.transaction, r.error, packet.size());
-        if (send(i, from, out)) {
-          bump(shared.error_replies);
-        }
-        return;
-      case udp_disposition::process:
-        break;
-    }
-    if (request.action == udp_action::connect) {
-      out.clear();
-      encode_udp_connect_response(out, request.transaction, shared.ids.issue(client, now));
-      if (send(i, from, out)) {
-        bump(shared.connects);
-      }
-      return;
-    }
-    if (in_flight.load(std::memory_order_relaxed) >= shared.cfg.max_in_flight) {
-      bump(shared.dropped_overload);
-      return;
-    }
-    udp_job job;
-    job.w = this;
-    job.socket = i;
-    job.to = from;
-    job.transaction = request.transaction;
-    job.v6_peers = client.ip.v6;
-    if (request.action == udp_action::announce) {
-      announce_request& a = request.announce.request;
-      job.announce.peer.ip = shared.cfg.trust_ip_field && a.claimed_ip ? *a.claimed_ip : client.ip;
-      job.announce.peer.port = a.port;
-      job.announce.request = std::move(a);
-    } else {
-      job.hashes = request.scrape_hashes;
-    }
-    in_flight.fetch_add(1, std::memory_order_relaxed);
-    batch.push_back(std::move(job));
-  }
-
-  /// Runs on this worker's thread: sends a reply a helper encoded.
-  void complete(std::size_t i, const udp_endpoint& to, const std::string& bytes, reply_kind kind) {
-    if (send(i, to, bytes)) {
-      switch (kind) {
-        case reply_kind::announce:
-          bump(shared.announces);
-          break;
-        case reply_kind::scrape:
-          bump(shared.scrapes);
-          break;
-        case reply_kind::error:
-          bump(shared.error_replies);
-          break;
-      }
-    }
-    in_flight.fetch_sub(1, std::memory_order_relaxed);
-  }
+  void leave() noexcept { active.fetch_sub(1); }
 };
 
 namespace {
 
 using shared_state = udp_server::shared_state;
 
-using flush_atom = caf::atom_constant<caf::atom("udpflush")>;
+void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
+  c.fetch_add(n, std::memory_order_relaxed);
+}
 
-/// Replies waiting to go to the worker thread. Flushed by a message the
-/// helper sends itself when the first reply is queued: it lands behind the
-/// swarm responses already in the mailbox, so one post carries them all.
-struct reply_queue {
+/// The datagram's source as the protocol layer sees it (IPv4-mapped IPv6
+/// normalised to IPv4 by `make_v6`). False for an address family we do not
+/// serve.
+bool to_endpoint(const sockaddr_storage& ss, endpoint& out) {
+  if (ss.ss_family == AF_INET) {
+    const auto& a = reinterpret_cast<const sockaddr_in&>(ss);
+    out.ip = ip_address::make_v4(ntohl(a.sin_addr.s_addr));
+    out.port = ntohs(a.sin_port);
+    return true;
+  }
+  if (ss.ss_family == AF_INET6) {
+    const auto& a = reinterpret_cast<const sockaddr_in6&>(ss);
+    std::uint8_t raw[16];
+    std::memcpy(raw, a.sin6_addr.s6_addr, sizeof raw);
+    out.ip = ip_address::make_v6(raw);
+    out.port = ntohs(a.sin6_port);
+    return true;
+  }
+  return false;
+}
+
+/// Which counter a delivered reply bumps.
+enum class reply_kind : std::uint8_t { announce, scrape, error, failure, connect };
+
+void count_reply(shared_state& sh, reply_kind kind) noexcept {
+  switch (kind) {
+    case reply_kind::announce:
+      bump(sh.announces);
+      break;
+    case reply_kind::scrape:
+      bump(sh.scrapes);
+      break;
+    case reply_kind::error:
+      bump(sh.error_replies);
+      break;
+    case reply_kind::failure:
+      bump(sh.error_replies);
+      bump(sh.swarm_failures);
+      break;
+    case reply_kind::connect:
+      bump(sh.connects);
+      break;
+  }
+}
+
+/// Text of the error packet when a swarm could not answer. Short: the reply
+/// must stay below the request's size (98-byte announce, >= 36-byte scrape).
+constexpr std::string_view swarm_failure_text = "try again later";
+
+/// Longest text an announce's error packet may carry: 98-byte request minus
+/// the 8-byte header, so a refusal is never larger than what caused it.
+constexpr std::size_t max_announce_error_text = 98 - 8;
+
+}  // namespace
+
+namespace udp_detail {
+
+/// One announce or scrape handed to CAF and not yet answered. Its `state`
+/// is settled exactly once (see `settle`).
+struct udp_pending {
+  std::shared_ptr<shared_state> sh;
+  std::size_t worker = 0;  ///< index of the worker that admitted it
+  int fd = -1;             ///< socket to answer on (open while !sh->closed)
+  sockaddr_storage to{};
+  socklen_t to_len = 0;
+  transaction_id transaction;
+  bool v6_peers = false;  ///< requester is IPv6: 18-byte peers
+  std::chrono::steady_clock::time_point deadline;
+  std::atomic<bool> settled{false};
+
+  /// Claims the right to answer. Exactly one caller ever gets true; it must
+  /// then call `release()`.
+  bool claim() noexcept {
+    bool expected = false;
+    return settled.compare_exchange_strong(expected, true);
+  }
+  void release() noexcept { sh->in_flight[worker].fetch_sub(1, std::memory_order_relaxed); }
+
+};
+
+using pending_ptr = std::shared_ptr<udp_pending>;
+
+/// A reply encoded on a swarm (or helper) thread, travelling to its worker.
+struct udp_reply {
+  pending_ptr p;
+  std::string bytes;
+  reply_kind kind = reply_kind::announce;
+};
+
+/// Replies waiting for one worker. Swarm threads push; the first push after
+/// a drain posts one drain to the worker's io_context, so a burst of replies
+/// costs one wake-up and leaves in one sendmmsg. (Sending from the swarm
+/// threads directly was measured slower: each sendto woke the client
+/// separately; see bench/udp/README.md.)
+struct reply_outbox {
+  std::mutex mutex;
+  std::vector<udp_reply> items;
+  bool drain_posted = false;
+  /// Set by start(): where drains are posted and what runs them.
+  asio::io_context* io = nullptr;
   udp_server::worker* w = nullptr;
-  std::vector<udp_reply> replies;
-  bool flush_scheduled = false;
-  caf::event_based_actor* self = nullptr;
+};
 
-  void push(const udp_job& job, std::string bytes, reply_kind kind) {
-    w = job.w;
-    replies.push_back(udp_reply{job.socket, job.to, std::move(bytes),
-                                static_cast<std::uint8_t>(kind)});
-    if (!flush_scheduled) {
-      flush_scheduled = true;
-      self->send(self, flush_atom::value);
+void post_drain(reply_outbox& box);
+
+/// Hands the answer of `p` to its worker, which sends it unless `p` was
+/// settled meanwhile (timeout) or the server closed (stop() settles it).
+/// Any thread.
+void settle(const pending_ptr& p, std::string bytes, reply_kind kind) {
+  shared_state& sh = *p->sh;
+  if (!sh.enter()) {
+    return;
+  }
+  reply_outbox& box = *sh.outboxes[p->worker];
+  bool post = false;
+  {
+    std::lock_guard<std::mutex> lock(box.mutex);
+    box.items.push_back(udp_reply{p, std::move(bytes), kind});
+    if (!box.drain_posted) {
+      box.drain_posted = true;
+      post = true;
     }
   }
+  if (post) {
+    post_drain(box);
+  }
+  sh.leave();
+}
 
-  void flush() {
-    flush_scheduled = false;
-    if (replies.empty()) {
+/// Answers `p` with the "try again later" error packet (swarm timeout,
+/// swarm gone, directory stopping); counted as a swarm failure when sent.
+void settle_failure(const pending_ptr& p) {
+  std::string buf;
+  encode_udp_error_response(buf, p->transaction, swarm_failure_text);
+  settle(p, std::move(buf), reply_kind::failure);
+}
+
+void dispatch_announce(pending_ptr p, swarm_announce&& a, int retries);
+
+/// The announce as the swarm receives it: the swarm calls `complete()` on its
+/// thread, which encodes and sends the reply right there.
+class udp_ticket final : public announce_ticket {
+ public:
+  udp_ticket(swarm_announce a, pending_ptr p, int retries)
+      : announce_ticket(std::move(a)), p_(std::move(p)), retries_(retries) {}
+
+  ~udp_ticket() override {
+    if (handled_) {
       return;
     }
-    udp_server::worker* target = w;
-    asio::post(target->io, [target, batch = std::move(replies)] {
-      for (const udp_reply& r : batch) {
-        target->complete(r.socket, r.to, r.bytes, static_cast<reply_kind>(r.kind));
+    // Dropped unprocessed: the swarm ended (idle) between route() and
+    // delivery, or the system is stopping. Route once more (a fresh swarm
+    // is spawned), or answer "try again".
+    if (retries_ > 0) {
+      bump(p_->sh->rerouted);
+      dispatch_announce(std::move(p_), std::move(announce), retries_ - 1);
+    } else {
+      settle_failure(p_);
+    }
+  }
+
+  void complete(const announce_result& r) override {
+    handled_ = true;
+    udp_pending& p = *p_;
+    if (p.settled.load(std::memory_order_relaxed)) {
+      return;  // timed out meanwhile: don't encode for nothing
+    }
+    std::string buf;
+    if (!r.failure_reason.empty()) {
+      // The swarm refuses this peer (banned client, abuse): an error packet,
+      // never larger than the 98-byte announce.
+      const std::string_view text(r.failure_reason);
+      encode_udp_error_response(buf, p.transaction, text.substr(0, max_announce_error_text));
+      settle(p_, std::move(buf), reply_kind::error);
+      return;
+    }
+    // Only the requester's family: a v4 client cannot use v6 peers and a BEP
+    // 15 reply has one peer size. (`own_family_only` asked the swarm for
+    // that family only.)
+    const std::string& peers = p.v6_peers ? r.peers6 : r.peers4;
+    const std::size_t size = udp_peer_size(p.v6_peers);
+    const std::size_t cap = udp_max_peers_per_reply(p.v6_peers) * size;
+    const std::size_t len = std::min(cap, peers.size() - peers.size() % size);
+    buf.reserve(len + 20);
+    encode_udp_announce_response(buf, p.transaction, r.interval, r.stats,
+                                 std::string_view(peers).substr(0, len));
+    settle(p_, std::move(buf), reply_kind::announce);
+  }
+
+  void fail() override {
+    handled_ = true;
+    settle_failure(p_);
+  }
+
+ private:
+  pending_ptr p_;
+  int retries_;
+  bool handled_ = false;
+};
+
+/// Routes `a` to its swarm with a ticket that may route `retries` more
+/// times. Any thread.
+void dispatch_announce(pending_ptr p, swarm_announce&& a, int retries) {
+  shared_state& sh = *p->sh;
+  if (p->settled.load()) {
+    return;  // timed out already
+  }
+  if (!sh.enter()) {
+    return;  // stop() settles it
+  }
+  caf::actor swarm = sh.dir.route(a.request.hash);
+  if (swarm) {
+    auto ticket = std::make_shared<udp_ticket>(std::move(a), p, retries);
+    caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(std::move(ticket)));
+  }
+  sh.leave();
+  if (!swarm) {
+    settle_failure(p);  // the directory is stopping
+  }
+}
+
+/// A scrape of one receive round, for the scrape helper.
+struct udp_scrape_job {
+  pending_ptr p;
+  std::vector<info_hash> hashes;
+};
+
+/// The scrapes of one receive round, in one message.
+struct udp_scrape_batch {
+  std::vector<udp_scrape_job> jobs;
+};
+
+}  // namespace udp_detail
+}  // namespace sk
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::udp_detail::udp_scrape_batch)
+
+namespace sk {
+
+using udp_detail::pending_ptr;
+using udp_detail::udp_pending;
+using udp_detail::udp_scrape_batch;
+using udp_detail::udp_scrape_job;
+
+/// One socket worker: a thread running an io_context that owns one socket
+/// per listening address. Everything but the atomics is touched only on
+/// that thread (after start()).
+struct udp_server::worker {
+  /// Datagrams read per recvmmsg (one round); their announces are routed
+  /// and their scrapes go to the helper in one message.
+  static constexpr std::size_t round = 32;
+  /// Longer datagrams are cut (a full 74-hash scrape is 1496 bytes), which
+  /// at worst truncates BEP 41 options.
+  static constexpr std::size_t datagram_max = 2048;
+  /// recvmmsg calls per readiness event before yielding to other handlers.
+  static constexpr int rounds_per_wakeup = 8;
+
+  struct socket_slot {
+    explicit socket_slot(asio::io_context& io) : socket(io) {}
+    udp_socket socket;
+    int fd = -1;
+    bool v6 = false;
+    std::array<mmsghdr, round> msgs{};
+    std::array<iovec, round> iov{};
+    std::array<sockaddr_storage, round> from{};
+    std::vector<char> buffers = std::vector<char>(round * datagram_max);
+
+    void prepare() noexcept {
+      for (std::size_t k = 0; k < round; ++k) {
+        iov[k].iov_base = buffers.data() + k * datagram_max;
+        iov[k].iov_len = datagram_max;
+        msgs[k].msg_hdr = msghdr{};
+        msgs[k].msg_hdr.msg_name = &from[k];
+        msgs[k].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+        msgs[k].msg_hdr.msg_iov = &iov[k];
+        msgs[k].msg_hdr.msg_iovlen = 1;
+        msgs[k].msg_len = 0;
+      }
+    }
+  };
+
+  /// One datagram to send in the next sendmmsg.
+  struct send_item {
+    const sockaddr_storage* to;
+    socklen_t to_len;
+    std::string_view bytes;
+    reply_kind kind;
+  };
+
+  worker(std::shared_ptr<shared_state> s, std::size_t idx)
+      : shared(std::move(s)), index(idx), guard(asio::make_work_guard(io)), timer(io) {}
+
+  std::shared_ptr<shared_state> shared;
+  std::size_t index;
+  asio::io_context io;
+  /// Keeps run() alive while the receive loop is stopped (drain).
+  asio::executor_work_guard<asio::io_context::executor_type> guard;
+  asio::steady_timer timer;
+  std::vector<std::unique_ptr<socket_slot>> sockets;
+  std::thread thread;
+  caf::actor helper;  ///< scrape helper
+  bool receiving = true;  // worker thread only
+  udp_request request;    // reused: a warm object parses without allocating
+  std::string scratch;
+  /// The next sendmmsg: items point into `inline_bytes` (connect and error
+  /// replies made here; a deque keeps them in place) or into `draining`
+  /// (replies from swarms); the addresses into the receive batch or the
+  /// pending records. Cleared by flush().
+  std::vector<send_item> sends;
+  std::deque<std::string> inline_bytes;
+  std::vector<udp_detail::udp_reply> draining;
+  std::vector<mmsghdr> mm;
+  std::vector<iovec> iov;
+  std::vector<udp_scrape_job> scrapes;  // scrapes of the current round
+  /// Every request handed to CAF, in admission order (same timeout for all,
+  /// so the front expires first). Settled entries are popped from the front.
+  std::deque<pending_ptr> pending;
+  std::chrono::milliseconds tick{1000};
+
+  std::atomic<std::size_t>& in_flight() const noexcept { return shared->in_flight[index]; }
+
+  void arm(std::size_t i) {
+    socket_slot& s = *sockets[i];
+    s.socket.async_wait(udp_socket::wait_read, [this, i](const boost::system::error_code& ec) {
+      if (!receiving || ec == asio::error::operation_aborted) {
+        return;
+      }
+      on_readable(i);
+    });
+  }
+
+  void on_readable(std::size_t i) {
+    socket_slot& s = *sockets[i];
+    for (int r = 0; r < rounds_per_wakeup && receiving; ++r) {
+      s.prepare();
+      const int got = ::recvmmsg(s.fd, s.msgs.data(), round, MSG_DONTWAIT, nullptr);
+      if (got <= 0) {
+        if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+          // ICMP errors of earlier sends surface here; they concern one
+          // client, not the socket.
+          spdlog::debug("udp: receive error: {}", std::strerror(errno));
+          continue;
+        }
+        arm(i);  // drained: wait for the next datagram
+        return;
+      }
+      bump(shared->received, static_cast<std::uint64_t>(got));
+      for (int k = 0; k < got; ++k) {
+        handle(i, s.from[static_cast<std::size_t>(k)],
+               std::string_view(s.buffers.data() + static_cast<std::size_t>(k) * datagram_max,
+                                std::min<std::size_t>(s.msgs[static_cast<std::size_t>(k)].msg_len,
+                                                      datagram_max)));
+      }
+      submit_scrapes();
+      take_replies();  // whatever swarms answered meanwhile leaves with these
+      flush();
+      prune();
+      if (static_cast<std::size_t>(got) < round) {
+        arm(i);  // the queue was drained (epoll is edge-triggered in Asio)
+        return;
+      }
+    }
+    if (!receiving) {
+      return;
+    }
+    // Still more queued: continue after whatever else is ready (other
+    // socket, timer), without waiting for a new edge.
+    asio::post(io, [this, i] {
+      if (receiving) {
+        on_readable(i);
       }
     });
-    replies = {};
+  }
+
+  static socklen_t address_length(const sockaddr_storage& a) noexcept {
+    return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  }
+
+  /// Queues a reply the worker makes itself (connect, error) to `to`, which
+  /// must stay valid until flush().
+  void queue(const sockaddr_storage& to, std::string_view bytes, reply_kind kind) {
+    inline_bytes.emplace_back(bytes);
+    sends.push_back(send_item{&to, address_length(to), inline_bytes.back(), kind});
+  }
+
+  /// Takes the replies swarms handed back; each is sent if it is still
+  /// unsettled (a timed-out request already got its error).
+  void take_replies() {
+    udp_detail::reply_outbox& box = *shared->outboxes[index];
+    {
+      std::lock_guard<std::mutex> lock(box.mutex);
+      draining.swap(box.items);
+      box.drain_posted = false;
+    }
+    for (udp_detail::udp_reply& r : draining) {
+      if (r.p->claim()) {
+        r.p->release();
+        sends.push_back(send_item{&r.p->to, r.p->to_len, r.bytes, r.kind});
+      }
+    }
+  }
+
+  /// Sends everything queued with sendmmsg, on socket `fd`'s family... each
+  /// item goes out on the socket of its address family.
+  void flush() {
+    if (sends.empty()) {
+      return;
+    }
+    const std::size_t n = sends.size();
+    mm.resize(n);
+    iov.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      iov[k].iov_base = const_cast<char*>(sends[k].bytes.data());
+      iov[k].iov_len = sends[k].bytes.size();
+      mm[k].msg_hdr = msghdr{};
+      mm[k].msg_hdr.msg_name = const_cast<sockaddr_storage*>(sends[k].to);
+      mm[k].msg_hdr.msg_namelen = sends[k].to_len;
+      mm[k].msg_hdr.msg_iov = &iov[k];
+      mm[k].msg_hdr.msg_iovlen = 1;
+      mm[k].msg_len = 0;
+    }
+    // Runs of the same family go out on that family's socket.
+    std::size_t done = 0;
+    while (done < n) {
+      const bool v6 = sends[done].to->ss_family == AF_INET6;
+      std::size_t end = done + 1;
+      while (end < n && (sends[end].to->ss_family == AF_INET6) == v6) {
+        ++end;
+      }
+      const int fd = socket_for(v6);
+      while (done < end) {
+        const int sent = fd < 0 ? -1
+                                : ::sendmmsg(fd, mm.data() + done,
+                                             static_cast<unsigned>(end - done), MSG_DONTWAIT);
+        if (sent <= 0) {
+          // The first remaining datagram failed (full buffer, unreachable):
+          // drop it, count it, go on with the rest.
+          bump(shared->dropped_send_failed);
+          spdlog::debug("udp: send failed: {}", std::strerror(errno));
+          ++done;
+          continue;
+        }
+        for (std::size_t k = done; k < done + static_cast<std::size_t>(sent); ++k) {
+          bump(shared->replied);
+          count_reply(*shared, sends[k].kind);
+        }
+        done += static_cast<std::size_t>(sent);
+      }
+    }
+    sends.clear();
+    inline_bytes.clear();
+    draining.clear();
+  }
+
+  /// This worker's socket for a family (-1 if it has none).
+  int socket_for(bool v6) const noexcept {
+    for (const auto& s : sockets) {
+      if (s->v6 == v6) {
+        return s->fd;
+      }
+    }
+    return -1;
+  }
+
+  /// Posted by the first reply after a drain.
+  void drain() {
+    take_replies();
+    flush();
+    prune();
+  }
+
+  void handle(std::size_t i, const sockaddr_storage& from, std::string_view packet) {
+    endpoint client;
+    if (!to_endpoint(from, client)) {
+      bump(shared->dropped_malformed);
+      return;
+    }
+    if (client.port == 0) {
+      // Nothing can be sent to port 0; answering would only probe the stack.
+      bump(shared->dropped_source_port_zero);
+      return;
+    }
+    const auto now = shared->clock();
+    const udp_parse_result r =
+        accept_udp_request(packet, shared->cfg.limits, shared->ids, client, now, request);
+    switch (r.disposition) {
+      case udp_disposition::drop:
+        bump(shared->dropped_malformed);
+        return;
+      case udp_disposition::reply_error:
+        scratch.clear();
+        encode_udp_error_reply(scratch, request.transaction, r.error, packet.size());
+        queue(from, scratch, reply_kind::error);
+        return;
+      case udp_disposition::process:
+        break;
+    }
+    if (request.action == udp_action::connect) {
+      scratch.clear();
+      encode_udp_connect_response(scratch, request.transaction, shared->ids.issue(client, now));
+      queue(from, scratch, reply_kind::connect);
+      return;
+    }
+    if (in_flight().load(std::memory_order_relaxed) >= shared->cfg.max_in_flight) {
+      bump(shared->dropped_overload);
+      return;
+    }
+    auto p = std::make_shared<udp_pending>();
+    p->sh = shared;
+    p->worker = index;
+    p->fd = sockets[i]->fd;
+    p->to = from;
+    p->to_len = from.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    p->transaction = request.transaction;
+    p->v6_peers = client.ip.v6;
+    p->deadline = std::chrono::steady_clock::now() + shared->cfg.request_timeout;
+    in_flight().fetch_add(1, std::memory_order_relaxed);
+    pending.push_back(p);
+    if (request.action == udp_action::announce) {
+      announce_request& a = request.announce.request;
+      swarm_announce sa;
+      sa.peer.ip = shared->cfg.trust_ip_field && a.claimed_ip ? *a.claimed_ip : client.ip;
+      sa.peer.port = a.port;
+      sa.own_family_only = true;
+      sa.request = std::move(a);
+      udp_detail::dispatch_announce(std::move(p), std::move(sa), 1);
+    } else {
+      scrapes.push_back(udp_scrape_job{std::move(p), request.scrape_hashes});
+    }
+  }
+
+  /// Hands the round's scrapes to the helper: one message.
+  void submit_scrapes() {
+    if (scrapes.empty()) {
+      return;
+    }
+    udp_scrape_batch b;
+    b.jobs = std::move(scrapes);
+    scrapes = {};
+    caf::anon_send(helper, std::move(b));
+  }
+
+  /// Forgets settled requests at the front (most settle within microseconds,
+  /// so the deque stays short).
+  void prune() {
+    while (!pending.empty() && pending.front()->settled.load(std::memory_order_relaxed)) {
+      pending.pop_front();
+    }
+  }
+
+  /// Answers every request past its deadline with "try again later".
+  void expire() {
+    const auto now = std::chrono::steady_clock::now();
+    while (!pending.empty()) {
+      const udp_pending& p = *pending.front();
+      if (!p.settled.load() && p.deadline > now) {
+        break;
+      }
+      if (!p.settled.load()) {
+        udp_detail::settle_failure(pending.front());
+      }
+      pending.pop_front();
+    }
+  }
+
+  void start_timer() {
+    timer.expires_after(tick);
+    timer.async_wait([this](const boost::system::error_code& ec) {
+      if (ec == asio::error::operation_aborted) {
+        return;
+      }
+      expire();
+      start_timer();
+    });
   }
 };
+
+void udp_detail::post_drain(reply_outbox& box) {
+  udp_server::worker* w = box.w;
+  asio::post(*box.io, [w] { w->drain(); });
+}
+
+namespace {
 
 /// Scrape: one request per known hash, merged in request order; unknown
 /// hashes (and swarms that ended meanwhile, i.e. are empty) count zeros.
 struct scrape_state {
+  pending_ptr p;
   std::vector<swarm_stats> stats;
   std::size_t pending = 0;
   bool failed = false;
 };
 
-/// One announce or scrape waiting for its swarm(s).
-struct pending_job {
-  udp_job job;
-  std::shared_ptr<scrape_state> scrape;  ///< set for a scrape
-};
-
-/// State of one helper actor. Requests to swarms carry no CAF timeout (a
-/// CAF request timeout arms one event per request on the actor clock's
-/// thread: a cross-thread wake-up each and a stale timeout message later).
-/// Instead every job gets a deadline here and a periodic tick answers the
-/// overdue ones with the "try again later" error, as net/tracker_bridge does.
-struct helper_state {
-  using steady = std::chrono::steady_clock;
-  shared_state* sh = nullptr;
-  reply_queue out;
-  std::uint64_t next_id = 0;
-  std::unordered_map<std::uint64_t, pending_job> jobs;
-  /// (deadline, id) in insertion order; all jobs share one timeout, so the
-  /// front always expires first.
-  std::deque<std::pair<steady::time_point, std::uint64_t>> deadlines;
-
-  std::uint64_t track(udp_job&& job, std::shared_ptr<scrape_state> scrape) {
-    const std::uint64_t id = next_id++;
-    jobs.emplace(id, pending_job{std::move(job), std::move(scrape)});
-    deadlines.emplace_back(steady::now() + sh->cfg.request_timeout, id);
-    return id;
-  }
-
-  void fail(std::uint64_t id) {
-    auto it = jobs.find(id);
-    if (it == jobs.end()) {
-      return;
-    }
-    bump(sh->swarm_failures);
-    std::string bytes;
-    encode_udp_error_response(bytes, it->second.job.transaction, swarm_failure_text);
-    out.push(it->second.job, std::move(bytes), reply_kind::error);
-    jobs.erase(it);
-  }
-
-  /// Fails every job whose deadline passed.
-  void expire() {
-    const auto now = steady::now();
-    while (!deadlines.empty() && deadlines.front().first <= now) {
-      const auto id = deadlines.front().second;
-      deadlines.pop_front();
-      fail(id);
-    }
-  }
-};
-
-using helper_ptr = std::shared_ptr<helper_state>;
-
-void send_announce(caf::event_based_actor* self, const helper_ptr& hs, std::uint64_t id,
-                   bool may_retry) {
-  auto it = hs->jobs.find(id);
-  if (it == hs->jobs.end()) {
-    return;
-  }
-  const udp_job& job = it->second.job;
-  caf::actor swarm = hs->sh->dir.route(job.announce.request.hash);
-  if (!swarm) {  // the directory is shutting down
-    hs->fail(id);
-    return;
-  }
-  self->request(swarm, caf::infinite, announce_atom::value, job.announce)
-      .then(
-          [hs, id](const announce_result& r) {
-            auto found = hs->jobs.find(id);
-            if (found == hs->jobs.end()) {
-              return;  // timed out meanwhile
-            }
-            const udp_job& j = found->second.job;
-            // Only the requester's family: a v4 client cannot use v6 peers
-            // and a BEP 15 reply has one peer size.
-            const std::string& peers = j.v6_peers ? r.peers6 : r.peers4;
-            const std::size_t size = udp_peer_size(j.v6_peers);
-            const std::size_t cap = udp_max_peers_per_reply(j.v6_peers) * size;
-            const std::size_t len = std::min(cap, peers.size() - peers.size() % size);
-            std::string out;
-            encode_udp_announce_response(out, j.transaction, r.interval, r.stats,
-                                         std::string_view(peers).substr(0, len));
-            hs->out.push(j, std::move(out), reply_kind::announce);
-            hs->jobs.erase(found);
-          },
-          [self, hs, id, may_retry](const caf::error& e) {
-            if (hs->jobs.find(id) == hs->jobs.end()) {
-              return;
-            }
-            // The swarm ended between route() and our request (idle
-            // expiry): route once more, which spawns a fresh one.
-            if (may_retry && e == caf::sec::request_receiver_down) {
-              send_announce(self, hs, id, false);
-              return;
-            }
-            hs->fail(id);
-          });
-}
-
-void finish_scrape(const helper_ptr& hs, std::uint64_t id) {
-  auto it = hs->jobs.find(id);
-  if (it == hs->jobs.end()) {
-    return;  // timed out meanwhile
-  }
-  const scrape_state& st = *it->second.scrape;
+void finish_scrape(scrape_state& st) {
   if (st.failed) {
-    hs->fail(id);
+    udp_detail::settle_failure(st.p);
     return;
   }
-  std::string out;
-  encode_udp_scrape_response(out, it->second.job.transaction, st.stats.data(), st.stats.size());
-  hs->out.push(it->second.job, std::move(out), reply_kind::scrape);
-  hs->jobs.erase(it);
+  std::string buf;
+  encode_udp_scrape_response(buf, st.p->transaction, st.stats.data(), st.stats.size());
+  udp_detail::settle(st.p, std::move(buf), reply_kind::scrape);
 }
 
-void run_scrape(caf::event_based_actor* self, const helper_ptr& hs, udp_job&& job) {
+void run_scrape(caf::event_based_actor* self, shared_state& sh, udp_scrape_job& job) {
   auto st = std::make_shared<scrape_state>();
+  st->p = std::move(job.p);
   st->stats.resize(job.hashes.size());
   std::vector<std::pair<std::size_t, caf::actor>> known;
-  for (std::size_t i = 0; i < job.hashes.size(); ++i) {
-    if (caf::actor swarm = hs->sh->dir.find(job.hashes[i])) {
-      known.emplace_back(i, std::move(swarm));
+  if (sh.enter()) {
+    for (std::size_t i = 0; i < job.hashes.size(); ++i) {
+      if (caf::actor swarm = sh.dir.find(job.hashes[i])) {
+        known.emplace_back(i, std::move(swarm));
+      }
     }
+    sh.leave();
   }
   st->pending = known.size();
-  const std::uint64_t id = hs->track(std::move(job), st);
   if (known.empty()) {
-    finish_scrape(hs, id);
+    finish_scrape(*st);
     return;
   }
-  // All callbacks run in this actor, one at a time: no locking.
+  // All callbacks run in this actor, one at a time: no locking. No CAF
+  // timeout: the worker's sweep answers a scrape that takes too long.
   for (auto& [i, swarm] : known) {
     self->request(swarm, caf::infinite, scrape_atom::value)
         .then(
-            [hs, st, id, i = i](const swarm_stats& s) {
+            [st, i = i](const swarm_stats& s) {
               st->stats[i] = s;
               if (--st->pending == 0) {
-                finish_scrape(hs, id);
+                finish_scrape(*st);
               }
             },
-            [hs, st, id](const caf::error& e) {
+            [st](const caf::error& e) {
               if (e != caf::sec::request_receiver_down) {
                 st->failed = true;  // don't report zeros as truth
               }
               if (--st->pending == 0) {
-                finish_scrape(hs, id);
+                finish_scrape(*st);
               }
             });
   }
 }
 
-/// The actor between one worker and the swarms.
-caf::behavior udp_helper(caf::event_based_actor* self, shared_state* sh) {
-  auto hs = std::make_shared<helper_state>();
-  hs->sh = sh;
-  hs->out.self = self;
-  const auto tick = std::clamp<std::chrono::milliseconds>(
-      sh->cfg.request_timeout / 5, std::chrono::milliseconds(1), std::chrono::milliseconds(1000));
-  self->delayed_send(self, tick, caf::tick_atom::value);
+/// The actor between one worker and the swarms, for scrapes (a scrape asks
+/// several swarms and merges their answers in request order).
+caf::behavior udp_scrape_helper(caf::event_based_actor* self, std::shared_ptr<shared_state> sh) {
   return {
-      [self, hs](udp_job& job) {
-        if (job.hashes.empty()) {
-          const std::uint64_t id = hs->track(std::move(job), nullptr);
-          send_announce(self, hs, id, true);
-        } else {
-          run_scrape(self, hs, std::move(job));
+      [self, sh](udp_scrape_batch& batch) {
+        for (udp_scrape_job& job : batch.jobs) {
+          run_scrape(self, *sh, job);
         }
-      },
-      [self, hs](udp_job_batch& batch) {
-        for (udp_job& job : batch.jobs) {
-          if (job.hashes.empty()) {
-            const std::uint64_t id = hs->track(std::move(job), nullptr);
-            send_announce(self, hs, id, true);
-          } else {
-            run_scrape(self, hs, std::move(job));
-          }
-        }
-      },
-      [hs](flush_atom) { hs->out.flush(); },
-      [self, hs, tick](caf::tick_atom) {
-        hs->expire();
-        self->delayed_send(self, tick, caf::tick_atom::value);
       },
   };
 }
@@ -585,7 +810,7 @@ udp_server::udp_server(caf::actor_system& sys, swarm_directory& dir, const udp_c
   if (auto problem = cfg.validate(); !problem.empty()) {
     throw std::invalid_argument(problem);
   }
-  shared_ = std::make_unique<shared_state>(cfg, std::move(clock), dir);
+  shared_ = std::make_shared<shared_state>(cfg, std::move(clock), dir);
 }
 
 udp_server::~udp_server() { stop(); }
@@ -608,8 +833,11 @@ void udp_server::start() {
   }
   std::uint16_t port = cfg.port;
   bool skip_v6 = false;
+  const auto tick = std::clamp<std::chrono::milliseconds>(
+      cfg.request_timeout / 5, std::chrono::milliseconds(1), std::chrono::milliseconds(1000));
   for (std::size_t k = 0; k < cfg.workers; ++k) {
-    auto w = std::make_unique<worker>(*shared_);
+    auto w = std::make_unique<worker>(shared_, k);
+    w->tick = tick;
     for (const auto& address : addresses) {
       if (address.is_v6() && skip_v6) {
         continue;
@@ -636,7 +864,9 @@ void udp_server::start() {
         throw std::system_error(
             ec, "udp: cannot listen on " + address.to_string() + " port " + std::to_string(port));
       }
-      s.non_blocking(true);  // sends never block; receives are async anyway
+      s.non_blocking(true);  // every receive and send is MSG_DONTWAIT anyway
+      slot->fd = s.native_handle();
+      slot->v6 = address.is_v6();
       if (port == 0) {
         port = s.local_endpoint().port();
       }
@@ -649,10 +879,14 @@ void udp_server::start() {
   }
   bound_port_.store(port, std::memory_order_release);
   for (auto& w : workers_) {
-    w->helper = sys_.spawn<caf::hidden>(udp_helper, shared_.get());
+    udp_detail::reply_outbox& box = *shared_->outboxes[w->index];
+    box.io = &w->io;
+    box.w = w.get();
+    w->helper = sys_.spawn<caf::hidden>(udp_scrape_helper, shared_);
     for (std::size_t i = 0; i < w->sockets.size(); ++i) {
       w->arm(i);
     }
+    w->start_timer();
     w->thread = std::thread([raw = w.get()] { raw->io.run(); });
   }
   std::string listening;
@@ -683,12 +917,19 @@ void udp_server::stop(std::chrono::milliseconds drain) {
       }
     });
   }
-  // 2. Let replies in flight arrive, up to the deadline.
+  // 2. Let replies in flight arrive, up to the deadline (the workers keep
+  //    answering overdue requests meanwhile).
   const auto deadline = std::chrono::steady_clock::now() + drain;
   while (in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  // 3. Stop the helpers; once they are gone nothing posts to the workers.
+  // 3. Close: from here nothing sends or routes. Wait for sections already
+  //    inside (a swarm thread in the middle of a send).
+  shared_->closed.store(true);
+  while (shared_->active.load() != 0) {
+    std::this_thread::yield();
+  }
+  // 4. Stop the scrape helpers and the workers.
   std::vector<caf::actor> helpers;
   for (auto& w : workers_) {
     if (w->helper) {
@@ -700,14 +941,24 @@ void udp_server::stop(std::chrono::milliseconds drain) {
     caf::scoped_actor waiter{sys_, true};
     waiter->wait_for(helpers);
   }
-  // 4. Let each worker run what was posted, then end.
   for (auto& w : workers_) {
+    asio::post(w->io, [raw = w.get()] {
+      boost::system::error_code ignored;
+      raw->timer.cancel(ignored);
+    });
     w->guard.reset();
     if (w->thread.joinable()) {
       w->thread.join();
     }
     w->helper = nullptr;
-    bump(shared_->dropped_shutdown, w->in_flight.exchange(0));
+    // 5. Whatever is still unsettled is dropped: settle it here, once.
+    for (const pending_ptr& p : w->pending) {
+      if (p->claim()) {
+        bump(shared_->dropped_shutdown);
+        p->release();
+      }
+    }
+    w->pending.clear();
     for (auto& s : w->sockets) {
       boost::system::error_code ignored;
       s->socket.close(ignored);
@@ -717,8 +968,8 @@ void udp_server::stop(std::chrono::milliseconds drain) {
 
 std::size_t udp_server::in_flight() const noexcept {
   std::size_t n = 0;
-  for (const auto& w : workers_) {
-    n += w->in_flight.load(std::memory_order_relaxed);
+  for (std::size_t k = 0; k < workers_.size(); ++k) {
+    n += shared_->in_flight[k].load(std::memory_order_relaxed);
   }
   return n;
 }
@@ -736,6 +987,7 @@ udp_counters udp_server::counters() const noexcept {
   c.scrapes = get(s.scrapes);
   c.error_replies = get(s.error_replies);
   c.swarm_failures = get(s.swarm_failures);
+  c.rerouted = get(s.rerouted);
   c.dropped_malformed = get(s.dropped_malformed);
   c.dropped_source_port_zero = get(s.dropped_source_port_zero);
   c.dropped_overload = get(s.dropped_overload);

@@ -1,36 +1,39 @@
 #pragma once
-/// The UDP tracker front end (BEP 15): sockets, socket workers, and the hop
-/// from a socket worker to the swarm actors.
+/// The UDP tracker front end (BEP 15): sockets, socket workers, and the way
+/// from a socket worker to the swarm actors and back.
 ///
 ///   worker k (one thread, one io_context, its own SO_REUSEPORT sockets)
-///   ─────────────────────────────────────────────        CAF scheduler
-///   async_receive_from ─▶ accept_udp_request            ────────────────
-///     (+ up to 31 more non-blocking receive_from: one round)
+///   ─────────────────────────────────────────────      CAF scheduler threads
+///   readable ─▶ recvmmsg (up to 32 datagrams: one round)
+///     accept_udp_request per datagram
 ///     drop ........................ count
-///     reply_error ................. error packet, sent inline
-///     connect ..................... id packet, sent inline
-///     announce / scrape ── one anon_send per round ──▶ udp helper actor k
-///                                                  route/find in directory
-///                                                  request(swarm, infinite)
-///     send_to ◀── post(io_context k, replies) ◀── encode, queue, flush
+///     reply_error / connect ....... queued, sent with one sendmmsg per round
+///     announce ── route() in the directory ── anon_send(swarm, ticket) ──▶ swarm
+///                                                   handles it, encodes the
+///                          sendto ◀──────────────── reply and sends it itself
+///     scrape ──── one message per round ──▶ scrape helper k ── request(swarm)…
+///                          sendto ◀──────────────── merges, encodes, sends
+///   timer: answers requests past `request_timeout` with "try again later"
 ///
-/// Requests to swarms carry no CAF timeout (that armed one event per
-/// request on CAF's clock thread); the helper keeps a deadline per job and a
-/// periodic tick answers overdue ones with "try again later". Replies are
-/// queued and handed to the worker in one post per flush (a message the
-/// helper sends itself when the first reply is queued).
+/// Why announces skip any network actor: measured against opentracker with
+/// bench/udp, a hop through a per-worker helper actor (request to the swarm,
+/// response back, post to the worker) ran at 0.87-0.90x; handing the swarm a
+/// ticket that encodes and sends the reply on the swarm's thread removes the
+/// response message, the helper's bookkeeping and the post (figures in
+/// bench/udp/README.md). Every swarm is still one actor that alone touches its
+/// peers; UDP sockets are safe to send on from any thread.
 ///
-/// The I/O thread never waits for CAF: it only enqueues into the helper's
-/// mailbox. Replies are encoded on the CAF thread and written by the worker
-/// with a non-blocking `send_to`: a full socket buffer drops that reply (and
-/// counts it) instead of stalling the receive loop. Each worker admits at
-/// most `max_in_flight` announces/scrapes waiting for a swarm; beyond that
-/// it drops (and counts) them, so a slow swarm costs bounded memory.
+/// Exactly-once accounting: every announce/scrape handed to CAF is a
+/// `pending` record whose state is settled once by whoever gets there first
+/// (the swarm's reply, the timeout sweep, or stop()), which also decrements
+/// the in-flight count and bumps one counter. A ticket destroyed unanswered
+/// (its swarm ended between routing and delivery) routes once more.
 ///
-/// Why a UDP-specific hop instead of net/tracker_bridge: the bridge hands
-/// scrape results back sorted and deduplicated (bencode order), while a UDP
-/// scrape reply must follow request order with duplicates; and a UDP reply
-/// needs no session object, only (socket, address, transaction).
+/// The I/O thread never waits for CAF: it only enqueues into mailboxes. Sends
+/// never block: a full socket buffer drops that reply and counts it. Each
+/// worker admits at most `max_in_flight` announces/scrapes waiting for
+/// swarms; beyond that it drops (and counts) them, so a slow swarm costs
+/// bounded memory.
 
 #include <atomic>
 #include <chrono>
@@ -89,6 +92,7 @@ struct udp_counters {
   std::uint64_t scrapes = 0;            ///< scrape replies sent
   std::uint64_t error_replies = 0;      ///< error packets sent (parse, id, swarm failure)
   std::uint64_t swarm_failures = 0;     ///< swarm timeout / unavailable (answered with an error)
+  std::uint64_t rerouted = 0;  ///< announces routed again: their swarm ended before reading them
   std::uint64_t dropped_malformed = 0;  ///< parser said drop (no transaction id, ...)
   std::uint64_t dropped_source_port_zero = 0;  ///< source port 0: nowhere to answer
   std::uint64_t dropped_overload = 0;          ///< over `max_in_flight`
@@ -146,7 +150,9 @@ class udp_server {
 
  private:
   caf::actor_system& sys_;
-  std::unique_ptr<shared_state> shared_;
+  /// Shared with every request in flight (tickets may outlive the server
+  /// object's stop(); after it they only see `closed`).
+  std::shared_ptr<shared_state> shared_;
   std::vector<std::unique_ptr<worker>> workers_;
   std::atomic<std::uint16_t> bound_port_{0};
   bool has_ipv6_ = false;

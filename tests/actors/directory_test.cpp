@@ -158,6 +158,47 @@ TEST_F(Directory, InvalidConfigOrStripeCountThrows) {
   EXPECT_THROW(swarm_directory(*sys, short_config(), 0), std::invalid_argument);
 }
 
+TEST_F(Directory, SupervisedSwarmsAreRestartedInPlace) {
+  swarm_config cfg = short_config();
+  cfg.test_hooks = true;
+  dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
+  auto sup = dir->start_supervisor(supervisor_config{});
+  ASSERT_TRUE(sup);
+  EXPECT_EQ(dir->supervisor(), sup);
+  EXPECT_EQ(dir->start_supervisor(supervisor_config{}), sup) << "one per directory";
+  const auto h = test::ih(9);
+  auto first = dir->route(h);
+  run();
+  ASSERT_TRUE(
+      ask<announce_result>(first, announce_atom::value, make_announce(h, 1, v4(10, 0, 0, 1, 1))));
+  watch(first);
+  caf::anon_send(first, crash_atom::value);
+  run();
+  ASSERT_TRUE(exited(first));
+  auto second = dir->find(h);
+  ASSERT_TRUE(second);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(dir->size(), 1u);
+  auto r =
+      ask<announce_result>(second, announce_atom::value, make_announce(h, 2, v4(10, 0, 0, 2, 1)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->stats.incomplete, 2) << "the first peer survived the crash";
+  // stop_all ends the supervisor too.
+  watch(sup);
+  dir->stop_all();
+  run();
+  caf::error reason;
+  EXPECT_TRUE(exited(sup, &reason));
+  EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(Directory, InvalidSupervisorConfigThrows) {
+  supervisor_config bad;
+  bad.max_restarts = 0;
+  EXPECT_THROW(dir->start_supervisor(bad), std::invalid_argument);
+  EXPECT_FALSE(dir->supervisor());
+}
+
 // Concurrent routing needs real threads, so a real scheduler.
 TEST(DirectoryConcurrency, ConcurrentRoutesOfTheSameHashGetTheSameActor) {
   caf::actor_system_config cfg;

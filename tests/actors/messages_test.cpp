@@ -62,10 +62,12 @@ swarm_announce sample_announce(bool with_claimed_ip) {
     a.request.claimed_ip = v6(1, 2, 0).ip;
   }
   a.peer = v4(192, 0, 2, 1, 6881);
+  a.own_family_only = true;
   return a;
 }
 
 void expect_same(const swarm_announce& x, const swarm_announce& y) {
+  EXPECT_EQ(x.own_family_only, y.own_family_only);
   EXPECT_EQ(x.request.hash, y.request.hash);
   EXPECT_EQ(x.request.id, y.request.id);
   EXPECT_EQ(x.request.port, y.request.port);
@@ -104,6 +106,8 @@ TEST_F(Messages, ResultRoundTrips) {
   r.peers.push_back(peer_entry{pid(1), v4(10, 0, 0, 1, 1)});
   r.peers.push_back(peer_entry{pid(2), v6(3, 4, 5)});
   r.warning_message = "slow down";
+  r.failure_reason = "banned client";
+  r.retry_in_minutes = -1;
   auto out = round_trip(caf::make_message(r));
   ASSERT_TRUE(out.match_elements<announce_result>());
   const auto& y = out.get_as<announce_result>(0);
@@ -118,6 +122,8 @@ TEST_F(Messages, ResultRoundTrips) {
   EXPECT_EQ(y.peers[1].id, pid(2));
   EXPECT_EQ(y.peers[1].ep, v6(3, 4, 5));
   EXPECT_EQ(y.warning_message, "slow down");
+  EXPECT_EQ(y.failure_reason, "banned client");
+  EXPECT_EQ(y.retry_in_minutes, -1);
 }
 
 TEST_F(Messages, TypesAreRegisteredUnderStableNames) {

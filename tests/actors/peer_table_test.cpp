@@ -572,5 +572,269 @@ TEST(PeerTable, RandomOperationsMatchReferenceModel) {
   }
 }
 
+// -- traits, quarantine, family filter (self-healing layer) -------------------
+
+TEST(PeerTableTraits, AnnounceExExposesTheTouchedRecordsTraits) {
+  peer_table t(1);
+  auto [c1, tr1] = t.announce_ex(pid(1), v4(10, 0, 0, 1, 6881), 100, started, at(0));
+  ASSERT_EQ(c1, change::added);
+  ASSERT_NE(tr1, nullptr);
+  EXPECT_EQ(tr1->announces, 0u);  // fresh: the table writes no trait itself
+  EXPECT_EQ(tr1->flags, 0);
+  tr1->announces = 1;
+  tr1->set(flag_stalled);
+  tr1->key = "k1";
+  auto [c2, tr2] = t.announce_ex(pid(1), v4(10, 0, 0, 1, 6881), 50, none, at(10));
+  ASSERT_EQ(c2, change::updated);
+  EXPECT_EQ(tr2->announces, 1u);
+  EXPECT_TRUE(tr2->has(flag_stalled));
+  EXPECT_EQ(tr2->key, "k1");
+  // Leaving: the caller still sees what the peer was.
+  auto [c3, tr3] = t.announce_ex(pid(1), v4(10, 0, 0, 1, 6881), 50, stopped, at(20));
+  ASSERT_EQ(c3, change::removed);
+  ASSERT_EQ(tr3, &t.last_removed());
+  EXPECT_EQ(tr3->key, "k1");
+  EXPECT_TRUE(tr3->has(flag_stalled));
+  // Unknown stop and full table give nothing.
+  EXPECT_EQ(t.announce_ex(pid(1), v4(10, 0, 0, 1, 6881), 50, stopped, at(21)).second, nullptr);
+  peer_table full(1, 1);
+  full.announce(pid(1), v4(10, 0, 0, 1, 1), 0, started, at(0));
+  EXPECT_EQ(full.announce_ex(pid(2), v4(10, 0, 0, 2, 1), 0, started, at(0)),
+            std::make_pair(change::rejected, static_cast<peer_traits*>(nullptr)));
+  // Coming back: reset traits.
+  auto [c4, tr4] = t.announce_ex(pid(1), v4(10, 0, 0, 1, 6881), 50, started, at(30));
+  ASSERT_EQ(c4, change::added);
+  EXPECT_EQ(tr4->announces, 0u);
+  EXPECT_FALSE(tr4->has(flag_stalled));
+  EXPECT_TRUE(tr4->key.empty());
+  EXPECT_TRUE(t.check_invariants());
+}
+
+TEST(PeerTableTraits, TraitsLookupAndForEach) {
+  peer_table t(1);
+  t.announce(pid(1), v4(10, 0, 0, 1, 1), 0, started, at(0));
+  t.announce(pid(2), v6(0, 2, 2), 10, started, at(0));
+  t.announce(pid(3), v4(10, 0, 0, 3, 3), 10, started, at(0));
+  EXPECT_EQ(t.traits(peer_key{pid(9), v4(10, 0, 0, 9, 9).ip}), nullptr);
+  t.traits(peer_key{pid(2), v6(0, 2, 2).ip})->uploaded = 77;
+  const peer_table& ct = t;
+  EXPECT_EQ(ct.traits(peer_key{pid(2), v6(0, 2, 2).ip})->uploaded, 77u);
+  EXPECT_TRUE(t.is_seeder(peer_key{pid(1), v4(10, 0, 0, 1, 1).ip}));
+  EXPECT_FALSE(t.is_seeder(peer_key{pid(2), v6(0, 2, 2).ip}));
+  std::map<std::string, std::tuple<bool, std::uint64_t>> seen;
+  ct.for_each([&](const peer_key& k, const endpoint& ep, bool seeder, const peer_traits& tr) {
+    EXPECT_EQ(k.ip, ep.ip);
+    seen[compact(ep)] = std::make_tuple(seeder, tr.uploaded);
+  });
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[compact(v4(10, 0, 0, 1, 1))], std::make_tuple(true, std::uint64_t{0}));
+  EXPECT_EQ(seen[compact(v6(0, 2, 2))], std::make_tuple(false, std::uint64_t{77}));
+  EXPECT_EQ(seen[compact(v4(10, 0, 0, 3, 3))], std::make_tuple(false, std::uint64_t{0}));
+}
+
+TEST(PeerTableTraits, SweepReportsEachExpiredPeer) {
+  peer_table t(1);
+  for (std::uint8_t i = 0; i < 10; ++i) {
+    auto [c, tr] = t.announce_ex(pid(i), v4(10, 0, 0, i, 1), i % 2 == 0 ? 0 : 5, started,
+                                 at(i < 6 ? 0 : 100));
+    ASSERT_EQ(c, change::added);
+    tr->strikes = i;
+  }
+  std::map<std::uint32_t, bool> expired;  // strikes -> seeder
+  peer_table::sweep_result r;
+  do {
+    r = t.sweep(at(200), std::chrono::seconds(150), 3,
+                [&](const peer_key& k, bool seeder, const peer_traits& tr) {
+                  EXPECT_EQ(k.id, pid(tr.strikes));
+                  expired[tr.strikes] = seeder;
+                });
+  } while (!r.cycle_done);
+  EXPECT_EQ(expired, (std::map<std::uint32_t, bool>{
+                         {0, true}, {1, false}, {2, true}, {3, false}, {4, true}, {5, false}}));
+  EXPECT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.seeders(), 2u);
+  EXPECT_TRUE(t.check_invariants());
+}
+
+TEST(PeerTableQuarantine, QuarantinedPeersLeaveSelectionButStayCounted) {
+  peer_table t(3);
+  for (std::uint8_t i = 0; i < 20; ++i) {
+    t.announce(pid(i), i % 2 == 0 ? v4(10, 0, 0, i, 1) : v6(0, i, 1), i < 5 ? 0 : 9, started,
+               at(0));
+  }
+  std::set<std::string> banned;
+  for (std::uint8_t i = 0; i < 20; i += 3) {
+    const endpoint ep = i % 2 == 0 ? v4(10, 0, 0, i, 1) : v6(0, i, 1);
+    t.traits(peer_key{pid(i), ep.ip})->set(flag_quarantined);
+    banned.insert(compact(ep));
+  }
+  t.sync();
+  EXPECT_TRUE(t.check_invariants());
+  EXPECT_EQ(t.quarantined_count(), banned.size());
+  EXPECT_EQ(t.size(), 20u);
+  EXPECT_EQ(t.seeders(), 5u);
+  EXPECT_EQ(t.leechers(), 15u);
+  const peer_key me{pid(1), v6(0, 1, 1).ip};
+  for (int r = 0; r < 50; ++r) {
+    std::string p4, p6;
+    EXPECT_EQ(t.select_compact(me, 100, p4, p6), 20 - banned.size() - 1);
+    for (auto& e : entries_of(p4, 6)) EXPECT_EQ(banned.count(e), 0u);
+    for (auto& e : entries_of(p6, 18)) EXPECT_EQ(banned.count(e), 0u);
+  }
+  // A stopped / expired quarantined peer leaves cleanly; release the rest.
+  t.announce(pid(0), v4(10, 0, 0, 0, 1), 0, stopped, at(1));
+  EXPECT_EQ(t.seeders(), 4u);
+  t.for_each_mut([](const peer_key&, const endpoint&, bool, peer_traits& tr) {
+    tr.set(flag_quarantined, false);
+  });
+  std::string p4, p6;
+  EXPECT_EQ(t.select_compact(me, 100, p4, p6), 18u);
+  EXPECT_EQ(t.quarantined_count(), 0u);
+  EXPECT_TRUE(t.check_invariants());
+}
+
+TEST(PeerTableQuarantine, QuarantinedRequesterIsStillNotReturnedToItself) {
+  peer_table t(3);
+  for (std::uint8_t i = 0; i < 5; ++i) {
+    t.announce(pid(i), v4(10, 0, 0, i, 1), 9, started, at(0));
+  }
+  const peer_key me{pid(2), v4(10, 0, 0, 2, 1).ip};
+  t.traits(me)->set(flag_quarantined);
+  std::vector<peer_entry> out;
+  EXPECT_EQ(t.select_entries(me, 10, out), 4u);
+  for (auto& e : out) EXPECT_NE(e.id, pid(2));
+}
+
+TEST(PeerTableFamily, FilterReturnsUpToNOfOneFamily) {
+  peer_table t(5);
+  for (std::uint8_t i = 0; i < 100; ++i) {
+    t.announce(pid(i), i < 10 ? v4(10, 0, 0, i, 1) : v6(0, i, 1), 9, started, at(0));
+  }
+  const peer_key me{pid(0), v4(10, 0, 0, 0, 1).ip};
+  std::string p4, p6;
+  EXPECT_EQ(t.select_compact(me, 5, p4, p6, family_filter::v4_only), 5u);
+  EXPECT_EQ(p4.size(), 30u);
+  EXPECT_TRUE(p6.empty());
+  p4.clear();
+  EXPECT_EQ(t.select_compact(me, 50, p4, p6, family_filter::v4_only), 9u);  // all but me
+  EXPECT_TRUE(p6.empty());
+  p4.clear();
+  EXPECT_EQ(t.select_compact(me, 50, p4, p6, family_filter::v6_only), 50u);
+  EXPECT_TRUE(p4.empty());
+  EXPECT_EQ(p6.size(), 50u * 18);
+  std::vector<peer_entry> out;
+  EXPECT_EQ(t.select_entries(me, 30, out, family_filter::v6_only), 30u);
+  for (auto& e : out) EXPECT_TRUE(e.ep.ip.v6);
+}
+
+// Random announces, role flips, port changes, stops, quarantine toggles
+// (some written through announce_ex, some through traits(), some through
+// for_each_mut), sweeps and filtered selections against a reference model.
+TEST(PeerTableQuarantine, RandomOperationsKeepPartitionPoolsAndCounts) {
+  fast_rng rng(20261129);
+  peer_table t(9);
+  struct model_peer {
+    bool seeder;
+    bool quarantined;
+    std::int64_t seen;
+  };
+  std::map<std::pair<int, bool>, model_peer> ref;  // (n, v6) -> peer
+  auto ep_of = [](int n, bool ipv6, std::uint16_t port) {
+    return ipv6 ? v6(static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n), port)
+                : v4(10, 1, static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n), port);
+  };
+  std::int64_t now = 0;
+  for (int step = 0; step < 6000; ++step) {
+    now += rng.below(3);
+    const int n = static_cast<int>(rng.below(150));
+    const bool ipv6 = rng.below(3) == 0;
+    const endpoint ep = ep_of(n, ipv6, static_cast<std::uint16_t>(1 + rng.below(3)));
+    const std::uint32_t op = rng.below(10);
+    if (op < 5) {
+      const bool seeder = rng.below(3) == 0;
+      auto [c, tr] = t.announce_ex(pid(static_cast<std::uint64_t>(n)), ep, seeder ? 0 : 7,
+                                   none, at(now));
+      ASSERT_TRUE(c == change::added || c == change::updated);
+      auto& m = ref[{n, ipv6}];
+      if (c == change::added) {
+        m.quarantined = false;
+      }
+      m.seeder = seeder;
+      m.seen = now;
+      if (rng.below(4) == 0) {
+        m.quarantined = !m.quarantined;
+        tr->set(flag_quarantined, m.quarantined);
+      }
+    } else if (op == 5) {
+      const auto c = t.announce(pid(static_cast<std::uint64_t>(n)), ep, 0, stopped, at(now));
+      ASSERT_EQ(c, ref.erase({n, ipv6}) ? change::removed : change::ignored);
+    } else if (op == 6) {
+      if (peer_traits* tr = t.traits(peer_key{pid(static_cast<std::uint64_t>(n)), ep.ip})) {
+        auto& m = ref.at({n, ipv6});
+        m.quarantined = rng.below(2) == 0;
+        tr->set(flag_quarantined, m.quarantined);
+      }
+    } else if (op == 7) {
+      if (rng.below(20) == 0) {
+        t.for_each_mut([&](const peer_key& k, const endpoint&, bool, peer_traits& tr) {
+          const bool q = rng.below(5) == 0;
+          tr.set(flag_quarantined, q);
+          for (auto& kv : ref) {
+            if (ep_of(kv.first.first, kv.first.second, 1).ip == k.ip) kv.second.quarantined = q;
+          }
+        });
+      }
+    } else if (op == 8) {
+      t.sweep(at(now), std::chrono::seconds(40), 1 + rng.below(20),
+              [&](const peer_key& k, bool seeder, const peer_traits&) {
+                bool found = false;
+                for (auto it = ref.begin(); it != ref.end(); ++it) {
+                  if (ep_of(it->first.first, it->first.second, 1).ip == k.ip) {
+                    EXPECT_EQ(it->second.seeder, seeder);
+                    EXPECT_GE(now - it->second.seen, 40);
+                    ref.erase(it);
+                    found = true;
+                    break;
+                  }
+                }
+                EXPECT_TRUE(found);
+              });
+    } else {
+      const auto fam = static_cast<family_filter>(rng.below(3));
+      const peer_key me{pid(static_cast<std::uint64_t>(n)), ep.ip};
+      std::vector<peer_entry> out;
+      const std::size_t want = rng.below(40);
+      const std::size_t got = t.select_entries(me, want, out, fam);
+      std::size_t open = 0;
+      for (auto& kv : ref) {
+        const bool fam_ok = fam == family_filter::both ||
+                            (fam == family_filter::v6_only) == kv.first.second;
+        const bool self = kv.first == std::make_pair(n, ipv6);
+        open += fam_ok && !self && !kv.second.quarantined;
+      }
+      ASSERT_EQ(got, std::min(want, open)) << "step " << step;
+      for (auto& e : out) {
+        int en = e.ep.ip.v6 ? (e.ep.ip.bytes[14] << 8 | e.ep.ip.bytes[15])
+                            : (e.ep.ip.bytes[2] << 8 | e.ep.ip.bytes[3]);
+        ASSERT_FALSE(ref.at({en, e.ep.ip.v6}).quarantined) << "step " << step;
+        ASSERT_FALSE(en == n && e.ep.ip.v6 == ipv6);
+      }
+    }
+    std::size_t seeders = 0;
+    std::size_t quarantined = 0;
+    for (auto& kv : ref) {
+      seeders += kv.second.seeder;
+      quarantined += kv.second.quarantined;
+    }
+    ASSERT_EQ(t.size(), ref.size()) << "step " << step;
+    ASSERT_EQ(t.seeders(), seeders) << "step " << step;
+    ASSERT_EQ(t.leechers(), ref.size() - seeders) << "step " << step;
+    ASSERT_TRUE(t.check_invariants()) << "step " << step;
+    t.sync();
+    ASSERT_EQ(t.quarantined_count(), quarantined) << "step " << step;
+    ASSERT_TRUE(t.check_invariants()) << "step " << step;
+  }
+}
+
 }  // namespace
 }  // namespace sk

@@ -71,6 +71,9 @@ class SwarmActor : public test::caf_fixture {
 };
 
 TEST_F(SwarmActor, AnnounceRepliesWithCountsIntervalsAndPeers) {
+  // Re-announces here come at once: warn, never refuse (refusal is tested
+  // in tests/actors/supervision).
+  cfg.behaviour.early_refuse_after = 0;
   auto swarm = spawn();
   const endpoint a_ep = v4(10, 0, 0, 1, 6881);
   const endpoint b_ep = v6(0, 2, 6882);
@@ -95,17 +98,22 @@ TEST_F(SwarmActor, AnnounceRepliesWithCountsIntervalsAndPeers) {
   EXPECT_EQ(r.peers6, compact(b_ep));
 
   // Non-compact: peers with ids.
-  r = announce(swarm, make_announce(hash, 1, a_ep, 0, announce_event::completed, false));
+  r = announce(swarm, make_announce(hash, 1, a_ep, 50, announce_event::none, false));
   ASSERT_EQ(r.peers.size(), 1u);
   EXPECT_EQ(r.peers[0].id, pid(2));
   EXPECT_EQ(r.peers[0].ep, b_ep);
   EXPECT_TRUE(r.peers4.empty());
+
+  // A completes: a seeder is never handed seeders (default adaptive policy).
+  r = announce(swarm, make_announce(hash, 1, a_ep, 0, announce_event::completed, false));
+  EXPECT_TRUE(r.peers.empty());
   EXPECT_EQ(r.stats.complete, 2);
   EXPECT_EQ(r.stats.incomplete, 0);
   EXPECT_EQ(r.stats.downloaded, 1);
 }
 
 TEST_F(SwarmActor, NumwantIsHonouredAndCapped) {
+  cfg.behaviour.early_refuse_after = 0;  // peer 0 re-announces at once
   cfg.max_numwant = 5;
   cfg.default_numwant = 3;
   auto swarm = spawn();
@@ -247,19 +255,109 @@ TEST_F(SwarmActor, SwarmNeverAnnouncedToEndsToo) {
   EXPECT_TRUE(exited(swarm));
 }
 
-TEST_F(SwarmActor, HandleAnnounceWithoutCaf) {
+TEST_F(SwarmActor, SwarmCoreWithoutCaf) {
   // The announce logic is also callable without an actor (simulator, tests).
-  peer_table table(1);
+  swarm_core core(hash, cfg, 1);
   announce_result out;
-  ASSERT_TRUE(handle_announce(
-      table, cfg, hash, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 0, announce_event::started),
-      test::at(0), out));
+  ASSERT_TRUE(core.announce(make_announce(hash, 1, v4(10, 0, 0, 1, 1), 0, announce_event::started),
+                            test::at(0), out));
   EXPECT_EQ(out.stats.complete, 1);
   EXPECT_EQ(out.interval, 60);
   announce_result other;
-  EXPECT_FALSE(handle_announce(
-      table, cfg, hash, make_announce(test::ih(9), 2, v4(10, 0, 0, 2, 1), 0), test::at(0), other));
-  EXPECT_EQ(table.size(), 1u);
+  EXPECT_FALSE(
+      core.announce(make_announce(test::ih(9), 2, v4(10, 0, 0, 2, 1), 0), test::at(0), other));
+  EXPECT_EQ(core.table().size(), 1u);
+}
+
+TEST_F(SwarmActor, TicketAnnounceIsServedAndScratchIsReset) {
+  struct ticket final : announce_ticket {
+    using announce_ticket::announce_ticket;
+    void complete(const announce_result& r) override { results.push_back(r); }
+    void fail() override { ++failures; }
+    std::vector<announce_result> results;
+    int failures = 0;
+  };
+  auto swarm = spawn();
+  auto t1 = std::make_shared<ticket>(
+      make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
+  auto t2 = std::make_shared<ticket>(
+      make_announce(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
+  auto bad = std::make_shared<ticket>(make_announce(test::ih(9), 3, v4(10, 0, 0, 3, 1), 5));
+  caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(t1));
+  caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(t2));
+  caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(bad));
+  run();
+  ASSERT_EQ(t1->results.size(), 1u);
+  ASSERT_EQ(t2->results.size(), 1u);
+  EXPECT_TRUE(t1->results[0].peers4.empty());
+  EXPECT_EQ(t2->results[0].peers4, compact(v4(10, 0, 0, 1, 1)));
+  EXPECT_EQ(t2->results[0].stats.incomplete, 2);
+  EXPECT_EQ(bad->failures, 1);
+  EXPECT_TRUE(bad->results.empty());
+}
+
+TEST_F(SwarmActor, PolicyAndKnobsCanBeReadAndSet) {
+  auto swarm = spawn();
+  auto p = ask<std::string>(swarm, policy_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p, "adaptive");
+  auto prev =
+      ask<std::string>(swarm, policy_atom::value, caf::put_atom::value, std::string("role-aware"));
+  ASSERT_TRUE(prev);
+  EXPECT_EQ(*prev, "adaptive");
+  auto bad = ask<std::string>(swarm, policy_atom::value, caf::put_atom::value,
+                              std::string("no-such-policy"));
+  EXPECT_FALSE(bad);
+  auto k = ask<swarm_knobs>(swarm, knobs_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->policy, policy_kind::role_aware);
+  swarm_knobs next = *k;
+  next.interval_scale = 9.0;  // out of range
+  EXPECT_FALSE(ask<swarm_knobs>(swarm, knobs_atom::value, caf::put_atom::value, next));
+  next.interval_scale = 2.0;
+  next.seeder_warning = true;
+  ASSERT_TRUE(ask<swarm_knobs>(swarm, knobs_atom::value, caf::put_atom::value, next));
+  auto status = ask<swarm_status>(swarm, status_atom::value);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->knobs, next);
+  EXPECT_FALSE(status->evaluated);
+  EXPECT_EQ(status->hash, hash);
+}
+
+TEST_F(SwarmActor, HealthTickEvaluatesAndReportsToTheObserver) {
+  cfg.health_tick = seconds(5);
+  auto swarm = spawn();
+  EXPECT_FALSE(ask<health_report>(swarm, health_atom::value, caf::get_atom::value));
+  for (std::uint8_t i = 0; i < 6; ++i) {
+    announce(swarm, make_announce(hash, i, v4(10, 0, 0, i, 1), 100, announce_event::started));
+  }
+  caf::actor observer = sys->spawn([](caf::event_based_actor*) -> caf::behavior {
+    return {[](health_atom, const info_hash&, const health_report&) {}};
+  });
+  track(observer);
+  caf::anon_send(swarm, observer_atom::value, observer);
+  advance(seconds(5));
+  auto r = ask<health_report>(swarm, health_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->state, swarm_health::critical);  // leechers, no seeder
+  EXPECT_NE(r->reasons & reason_no_seeders, 0u);
+  EXPECT_EQ(r->leechers, 6u);
+}
+
+TEST_F(SwarmActor, CrashHookThrowsOnlyWhenEnabled) {
+  auto quiet = spawn();
+  watch(quiet);
+  caf::anon_send(quiet, crash_atom::value);
+  run();
+  EXPECT_FALSE(exited(quiet));
+  cfg.test_hooks = true;
+  auto fragile = spawn();
+  watch(fragile);
+  caf::anon_send(fragile, crash_atom::value);
+  run();
+  caf::error reason;
+  ASSERT_TRUE(exited(fragile, &reason));
+  EXPECT_NE(reason, caf::exit_reason::normal);
 }
 
 }  // namespace

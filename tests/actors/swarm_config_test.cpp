@@ -66,6 +66,50 @@ TEST(SwarmConfig, BadValuesAreRejectedWithAClearMessage) {
   EXPECT_EQ(c.validate(), "");
 }
 
+TEST(SwarmConfig, SelfHealingSettingsAreValidated) {
+  swarm_config c;
+  EXPECT_EQ(c.default_knobs().policy, policy_kind::adaptive);
+  EXPECT_EQ(c.health_tick, seconds(60));
+  c.default_policy = policy_kind::role_aware;
+  EXPECT_EQ(c.default_knobs().policy, policy_kind::role_aware);
+  c = {};
+  c.health_tick = seconds(0);
+  expect_invalid(c, "health tick must be positive");
+  c = {};
+  c.intervals.starving_leecher_scale = 0.0;
+  expect_invalid(c, "starving leecher interval scale");
+  c = {};
+  c.intervals.starving_leecher_scale = 1.5;
+  expect_invalid(c, "starving leecher interval scale");
+  c = {};
+  c.intervals.large_swarm_scale = 0.5;
+  expect_invalid(c, "large swarm interval scale");
+  c = {};
+  c.intervals.jitter = 0.9;
+  expect_invalid(c, "interval jitter");
+  c = {};
+  c.intervals.large_swarm_peers = 0;
+  expect_invalid(c, "large swarm peers");
+  c = {};
+  c.history_size = 0;
+  expect_invalid(c, "history size");
+  c = {};
+  c.seeder_warning_text.clear();
+  expect_invalid(c, "seeder warning text");
+  c.warn_seeders_when_degraded = false;
+  EXPECT_EQ(c.validate(), "");
+  // The detectors', health model's and allocator's own checks are part of it.
+  c = {};
+  c.behaviour.stall_announces = 0;
+  expect_invalid(c, "stall announces");
+  c = {};
+  c.health.bucket = seconds(0);
+  expect_invalid(c, "health bucket");
+  c = {};
+  c.allocation.leecher_seeder_share = 2.0;
+  EXPECT_NE(c.validate(), "");
+}
+
 TEST(SwarmConfig, NumwantResolution) {
   swarm_config cfg;
   cfg.default_numwant = 30;

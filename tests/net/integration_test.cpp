@@ -226,13 +226,18 @@ TEST_F(Tracker, NumwantIsHonoured) {
   const auto hash = id("hash");
   for (int i = 0; i < 5; ++i)
     announce(port(), {hash, id("p" + std::to_string(i)), static_cast<std::uint16_t>(7040 + i), 1});
-  announce_params p{hash, id("asker"), 7049, 1};
+  // One asker per request: re-announcing at once would be refused (min
+  // interval), and that is tested elsewhere.
+  announce_params p{hash, id("asker-2"), 7049, 1};
   p.numwant = 2;
   EXPECT_EQ(compact_peers(announce(port(), p)->root.dict_find_string("peers"), false).size(), 2u);
+  p = {hash, id("asker-0"), 7048, 1};
   p.numwant = 0;
   EXPECT_EQ(compact_peers(announce(port(), p)->root.dict_find_string("peers"), false).size(), 0u);
+  p = {hash, id("asker-100"), 7047, 1};
   p.numwant = 100;
-  EXPECT_EQ(compact_peers(announce(port(), p)->root.dict_find_string("peers"), false).size(), 5u);
+  // Everyone but itself: the five peers and the two earlier askers.
+  EXPECT_EQ(compact_peers(announce(port(), p)->root.dict_find_string("peers"), false).size(), 7u);
 }
 
 TEST_F(Tracker, StoppedRemovesThePeer) {
@@ -538,6 +543,14 @@ TEST_F(Tracker, IpParameterIsIgnoredByDefault) {
 }
 
 TEST_F(Tracker, NothingIsLoggedPerRequestAtInfo) {
+  // /health may answer a moment before main() logs its start-up line: wait
+  // for that line, so only per-request lines could add to the count.
+  const auto started = std::chrono::steady_clock::now();
+  while (daemon_->stderr_text().find("serving HTTP on") == std::string::npos &&
+         std::chrono::steady_clock::now() - started < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // poll interval
+  }
+  ASSERT_NE(daemon_->stderr_text().find("serving HTTP on"), std::string::npos);
   const auto before = count_lines(daemon_->stderr_text());
   for (int i = 0; i < 20; ++i) {
     announce(port(), {id("hash"), id("p" + std::to_string(i)), 7400, 1});
@@ -551,7 +564,8 @@ TEST_F(Tracker, NothingIsLoggedPerRequestAtInfo) {
 
 TEST(TrackerOptions, ForwardedForIsHonouredFromATrustedProxy) {
   daemon_process d;
-  d.start({"--http.trusted-proxies=127.0.0.1,::1"});
+  // "probe" re-announces at once many times: only warn, never refuse.
+  d.start({"--http.trusted-proxies=127.0.0.1,::1", "--clients.refuse-after-early=0"});
   const auto hash = id20("trusted-hash");
   auto ext = [&](const std::string& headers) {
     return ip_text(announce(d.port(), {hash, id20("probe"), 7501, 1}, "127.0.0.1", headers)
@@ -590,8 +604,9 @@ TEST(TrackerOptions, IpParameterIsHonouredWhenTrusted) {
 
 TEST(TrackerOptions, SilentPeersExpire) {
   daemon_process d;
+  // "chatty" polls every 100 ms: only warn, never refuse.
   d.start({"--tracker.interval=1s", "--tracker.min-interval=1s", "--tracker.peer-timeout=2s",
-           "--tracker.sweep-period=1s"});
+           "--tracker.sweep-period=1s", "--clients.refuse-after-early=0"});
   const auto hash = id20("expiry-hash");
   announce(d.port(), {hash, id20("silent"), 7521, 1});
   auto first = announce(d.port(), {hash, id20("chatty"), 7522, 1});

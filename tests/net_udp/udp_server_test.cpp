@@ -829,3 +829,61 @@ TEST_F(udp_server_test, stop_past_the_drain_deadline_accounts_for_every_request)
 
 }  // namespace
 }  // namespace sk
+
+namespace sk {
+namespace {
+
+TEST_F(udp_server_test, a_swarm_that_does_not_answer_in_time_gets_try_again_later) {
+  udp_config cfg = base_config();
+  cfg.request_timeout = 200ms;
+  start(cfg);
+  client c(false, port());
+  const connection_id id = connect(c);
+  // Nothing in CAF can run: the swarm never sees the announce in time.
+  scheduler_blocker blocker(*sys_);
+  const auto reply = announce_raw(c, id, make_announce(hash_of(0x61), 1, 6881, 1), 4242);
+  ASSERT_TRUE(reply.has_value());
+  udp_response r;
+  ASSERT_EQ(parse_udp_response(*reply, false, r), udp_error::ok);
+  EXPECT_EQ(r.action, udp_action::error);
+  EXPECT_EQ(r.transaction, transaction_id{4242});
+  EXPECT_EQ(r.message, "try again later");
+  EXPECT_EQ(server_->counters().swarm_failures, 1U);
+  EXPECT_EQ(server_->in_flight(), 0U);
+
+  // When the swarm finally gets to it, its late answer is not sent: the
+  // request was settled once, by the timeout.
+  blocker.release();
+  ASSERT_TRUE(wait_for([&] { return scrape(c, id, {hash_of(0x61)}).scrape.size() == 1; }));
+  const udp_counters k = server_->counters();
+  EXPECT_EQ(k.announces, 0U);
+  EXPECT_EQ(k.error_replies, 1U);
+  c.set_timeout(200ms);
+  EXPECT_FALSE(c.recv().has_value());  // no second reply to transaction 4242
+}
+
+TEST_F(udp_server_test, an_announce_to_a_swarm_that_just_ended_is_routed_again) {
+  start();
+  client c(false, port());
+  const connection_id id = connect(c);
+  // The swarm is in the directory but gone (as after its idle ending, in the
+  // moment before it erased its entry): the ticket is dropped unprocessed,
+  // which routes once more; the directory still hands out the dead actor,
+  // so the second attempt answers "try again later" instead of hanging.
+  caf::actor swarm = dir_->route(hash_of(0x62));
+  caf::anon_send_exit(swarm, caf::exit_reason::kill);
+  caf::scoped_actor waiter{*sys_};
+  waiter->wait_for(swarm);
+  const auto reply = announce_raw(c, id, make_announce(hash_of(0x62), 1, 6881, 1), 5);
+  ASSERT_TRUE(reply.has_value());
+  udp_response r;
+  ASSERT_EQ(parse_udp_response(*reply, false, r), udp_error::ok);
+  EXPECT_EQ(r.action, udp_action::error);
+  EXPECT_EQ(r.message, "try again later");
+  EXPECT_EQ(server_->counters().rerouted, 1U);
+  EXPECT_EQ(server_->counters().swarm_failures, 1U);
+  EXPECT_EQ(server_->in_flight(), 0U);
+}
+
+}  // namespace
+}  // namespace sk

@@ -1,0 +1,460 @@
+#include "actors/allocation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sk {
+
+namespace {
+
+constexpr std::uint32_t no_record = std::numeric_limits<std::uint32_t>::max();
+
+/// ceil(n × f) for f in [0, 1], robust to 0.1 × 10 = 1.0000000000000002.
+std::size_t ceil_share(std::size_t n, double f) {
+  const double x = std::ceil(static_cast<double>(n) * f - 1e-9);
+  return x <= 0 ? 0 : std::min(n, static_cast<std::size_t>(x));
+}
+
+bool in_unit(double x, bool zero_ok) {
+  return std::isfinite(x) && (zero_ok ? x >= 0.0 : x > 0.0) && x <= 1.0;
+}
+
+}  // namespace
+
+std::string allocation_config::validate() const {
+  if (!in_unit(flash_crowd_seeder_ratio, true)) {
+    return "allocation.flash_crowd_seeder_ratio must be in [0, 1]";
+  }
+  if (flash_crowd_reveal == 0) {
+    return "allocation.flash_crowd_reveal must be at least 1";
+  }
+  if (flash_crowd_seeders_per_reply == 0) {
+    return "allocation.flash_crowd_seeders_per_reply must be at least 1";
+  }
+  if (!in_unit(leecher_seeder_share, false)) {
+    return "allocation.leecher_seeder_share must be in (0, 1]";
+  }
+  if (!in_unit(stalled_boost_fraction, false)) {
+    return "allocation.stalled_boost_fraction must be in (0, 1]";
+  }
+  if (!in_unit(contribution_weight, true)) {
+    return "allocation.contribution_weight must be in [0, 1]";
+  }
+  if (candidate_oversampling == 0 || candidate_oversampling > 64) {
+    return "allocation.candidate_oversampling must be in [1, 64]";
+  }
+  if (flash_crowd_oversampling == 0 || flash_crowd_oversampling > 64) {
+    return "allocation.flash_crowd_oversampling must be in [1, 64]";
+  }
+  if (extra_draws_per_peer > 64) {
+    return "allocation.extra_draws_per_peer must be at most 64";
+  }
+  return {};
+}
+
+allocator::allocator(allocation_config cfg, std::uint64_t seed)
+    : cfg_(std::move(cfg)), rng_(seed) {}
+
+bool allocator::flash_condition(const health_report* swarm) const {
+  if (swarm == nullptr) {
+    return false;
+  }
+  if ((swarm->reasons & (reason_flash_crowd | reason_few_seeders)) != 0) {
+    return true;
+  }
+  return swarm->leechers >= cfg_.flash_crowd_min_leechers &&
+         static_cast<double>(swarm->seeders) <
+             static_cast<double>(swarm->leechers) * cfg_.flash_crowd_seeder_ratio;
+}
+
+policy_kind allocator::resolve(policy_kind requested, const health_report* swarm) const {
+  if (requested != policy_kind::adaptive) {
+    return requested;
+  }
+  return flash_condition(swarm) ? policy_kind::flash_crowd : policy_kind::seeder_rotation;
+}
+
+policy_kind allocator::resolve(policy_kind requested, const allocation_request& req,
+                               const health_report* swarm) const {
+  if (requested != policy_kind::adaptive) {
+    return requested;
+  }
+  const bool flash = flash_condition(swarm);
+  if (req.requester_seeder) {
+    return flash ? policy_kind::flash_crowd : policy_kind::role_aware;
+  }
+  if (flash) {
+    return policy_kind::flash_crowd;
+  }
+  if (req.requester_traits != nullptr && req.requester_traits->has(flag_stalled)) {
+    return policy_kind::stalled_boost;
+  }
+  return policy_kind::seeder_rotation;
+}
+
+std::size_t allocator::effective_numwant(policy_kind policy,
+                                         const allocation_request& req) const {
+  const std::size_t n = req.numwant;
+  const bool weighted =
+      policy == policy_kind::contribution_weighted || policy == policy_kind::adaptive;
+  if (!weighted || req.requester_traits == nullptr ||
+      !req.requester_traits->has(flag_poor_contributor)) {
+    return n;
+  }
+  const auto scaled =
+      static_cast<std::size_t>(std::floor(static_cast<double>(n) * cfg_.contribution_weight));
+  return std::min(n, std::max(std::min(cfg_.contribution_floor, n), scaled));
+}
+
+// -- building blocks ----------------------------------------------------------
+
+std::size_t allocator::draw_budget(std::size_t want) const noexcept {
+  // Refusals come from the requester (one), peers already picked for this
+  // reply, and (under the reachability rule) unreachable peers.
+  return want + want * cfg_.extra_draws_per_peer + 16 + picked_.size();
+}
+
+bool allocator::acceptable(const peer_table& t, std::uint32_t i) const {
+  const peer_table::record& r = t.records_[i];
+  if (i == self_ || r.mark == t.mark_epoch_ || r.quarantined ||
+      r.traits.has(flag_quarantined)) {
+    return false;
+  }
+  if (family_ == family_filter::v4_only ? r.ip.v6
+                                        : family_ == family_filter::v6_only && !r.ip.v6) {
+    return false;
+  }
+  return !(avoid_unreachable_ && r.traits.has(flag_unreachable));
+}
+
+void allocator::pick(peer_table& t, std::uint32_t i) {
+  peer_table::record& r = t.records_[i];
+  r.mark = t.mark_epoch_;
+  ++r.traits.served;
+  picked_.push_back(i);
+}
+
+namespace {
+
+/// The concatenation of the allowed families' parts of one index set, as
+/// one virtual array (sampling position p -> records_ index).
+struct concat_view {
+  const std::vector<std::uint32_t>* a = nullptr;
+  const std::vector<std::uint32_t>* b = nullptr;
+  std::uint32_t size_a = 0;
+  std::uint32_t size_b = 0;
+  std::uint32_t size() const noexcept { return size_a + size_b; }
+  std::uint32_t at(std::uint32_t p) const { return p < size_a ? (*a)[p] : (*b)[p - size_a]; }
+};
+
+concat_view view_of(const std::vector<std::uint32_t>& v4, std::uint32_t n4,
+                    const std::vector<std::uint32_t>& v6, std::uint32_t n6,
+                    family_filter family) {
+  concat_view v;
+  v.a = &v4;
+  v.b = &v6;
+  v.size_a = family == family_filter::v6_only ? 0 : n4;
+  v.size_b = family == family_filter::v4_only ? 0 : n6;
+  return v;
+}
+
+}  // namespace
+
+// Draws `draws` positions of `v` (uniform order, without replacement) and
+// calls `visit(records_ index)` for each until it returns false. Positions
+// are drawn in batches whose records are prefetched first: on a swarm far
+// larger than the cache every candidate is a cache miss, and overlapping
+// them is most of the cost. (Drawing up to a batch more than needed only
+// consumes PRNG output; the accepted ones stay a uniform sample.)
+template <class View, class Visit>
+void allocator::scan(peer_table& t, const View& v, std::uint32_t draws, Visit&& visit) {
+  constexpr std::uint32_t batch = 8;
+  std::uint32_t buf[batch];
+  sampler_.reset(v.size(), draws);
+  for (std::uint32_t d = 0; d < draws;) {
+    const std::uint32_t k = std::min(batch, draws - d);
+    for (std::uint32_t j = 0; j < k; ++j) {
+      buf[j] = v.at(sampler_.next(rng_));
+      const peer_table::record& r = t.records_[buf[j]];
+      __builtin_prefetch(&r.traits.served);
+      __builtin_prefetch(&r.ip);
+    }
+    for (std::uint32_t j = 0; j < k; ++j) {
+      if (!visit(buf[j])) {
+        return;
+      }
+    }
+    d += k;
+  }
+}
+
+void allocator::take_uniform_all(peer_table& t, std::size_t want) {
+  // Every sampleable peer of the allowed families: slots [0, active).
+  const concat_view v =
+      view_of(t.v4_.owner, t.v4_.active, t.v6_.owner, t.v6_.active, family_);
+  const std::size_t target = picked_.size() + want;
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(want)));
+  scan(t, v, draws, [&](std::uint32_t i) {
+    if (acceptable(t, i)) {
+      pick(t, i);
+    }
+    return picked_.size() < target;
+  });
+}
+
+void allocator::take_uniform(peer_table& t, int role, std::size_t want) {
+  const auto& pools = t.pools_[static_cast<std::size_t>(role)];
+  const concat_view v = view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
+                                static_cast<std::uint32_t>(pools[1].size()), family_);
+  const std::size_t target = picked_.size() + want;
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(want)));
+  scan(t, v, draws, [&](std::uint32_t i) {
+    if (acceptable(t, i)) {
+      pick(t, i);
+    }
+    return picked_.size() < target;
+  });
+}
+
+void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
+  // Round robin over the seeder pools of the allowed families. The cursor
+  // advances past every position looked at, picked or not, so a full cycle
+  // takes ceil(S / seeders per reply) replies when nothing is refused.
+  // Swap-removals move one seeder per removal, which can delay it by at most
+  // one cycle; the bound is exact for a stable seeder set.
+  const auto& pools = t.pools_[0];
+  const concat_view v = view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
+                                static_cast<std::uint32_t>(pools[1].size()), family_);
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  std::uint32_t& cursor = t.rotation_[static_cast<std::size_t>(family_)];
+  const std::uint32_t start = cursor % v.size();
+  const auto limit = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(want)));
+  const std::size_t target = picked_.size() + want;
+  std::uint32_t steps = 0;
+  auto position = [&](std::uint32_t step) {
+    const std::uint32_t p = start + step;
+    return p >= v.size() ? p - v.size() : p;
+  };
+  constexpr std::uint32_t ahead = 8;  // prefetch distance (see `scan`)
+  for (std::uint32_t s = 0; s < std::min(ahead, limit); ++s) {
+    __builtin_prefetch(&t.records_[v.at(position(s))].traits.served);
+  }
+  while (steps < limit && picked_.size() < target) {
+    const std::uint32_t p = position(steps);
+    if (steps + ahead < limit) {
+      __builtin_prefetch(&t.records_[v.at(position(steps + ahead))].traits.served);
+    }
+    ++steps;
+    const std::uint32_t i = v.at(p);
+    if (!acceptable(t, i)) {
+      continue;
+    }
+    if (flash) {
+      // Tracker-side super-seeding: a bounded audience per seeder and round.
+      peer_table::record& r = t.records_[i];
+      if (r.reveal_round != t.flash_round_) {
+        r.reveal_round = t.flash_round_;
+        r.reveals = 0;
+      }
+      if (r.reveals >= cfg_.flash_crowd_reveal) {
+        continue;
+      }
+      ++r.reveals;
+    }
+    pick(t, i);
+  }
+  cursor = (start + steps) % v.size();
+}
+
+void allocator::take_top_progress(peer_table& t, std::size_t want) {
+  // The most complete leechers among a uniform sample of c × want of them
+  // (c = candidate_oversampling): the top want of that sample lie, in
+  // expectation, in the top 1/c of the swarm, found without an O(size) scan.
+  const auto& pools = t.pools_[1];
+  const concat_view v = view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
+                                static_cast<std::uint32_t>(pools[1].size()), family_);
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  const std::size_t m = want * cfg_.candidate_oversampling;
+  const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(m)));
+  candidates_.clear();
+  scan(t, v, draws, [&](std::uint32_t i) {
+    if (acceptable(t, i)) {
+      candidates_.emplace_back(t.records_[i].traits.progress, i);
+    }
+    return candidates_.size() < m;
+  });
+  const std::size_t k = std::min(want, candidates_.size());
+  std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
+                    candidates_.end(), [](const auto& x, const auto& y) {
+                      return x.first != y.first ? x.first > y.first : x.second < y.second;
+                    });
+  for (std::size_t j = 0; j < k; ++j) {
+    pick(t, candidates_[j].second);
+  }
+}
+
+void allocator::take_stratified(peer_table& t, std::size_t want) {
+  // Leechers at evenly spaced progress ranks of an oversampled sample, so a
+  // reply mixes early, middle and late peers (unknown progress sorts first,
+  // with the beginners).
+  const auto& pools = t.pools_[1];
+  const concat_view v = view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
+                                static_cast<std::uint32_t>(pools[1].size()), family_);
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  const std::size_t m = want * cfg_.flash_crowd_oversampling;
+  const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(m)));
+  candidates_.clear();
+  scan(t, v, draws, [&](std::uint32_t i) {
+    if (acceptable(t, i)) {
+      candidates_.emplace_back(t.records_[i].traits.progress, i);
+    }
+    return candidates_.size() < m;
+  });
+  std::sort(candidates_.begin(), candidates_.end());
+  const std::size_t c = candidates_.size();
+  if (c <= want) {
+    for (const auto& cand : candidates_) {
+      pick(t, cand.second);
+    }
+    return;
+  }
+  // c > want: the ranks floor((j + 1/2) c / want) are distinct.
+  for (std::size_t j = 0; j < want; ++j) {
+    pick(t, candidates_[(2 * j + 1) * c / (2 * want)].second);
+  }
+}
+
+void allocator::role_aware(peer_table& t, std::size_t n, bool rotation) {
+  if (requester_seeder_) {
+    take_uniform(t, 1, n);  // seeders never get seeders
+    return;
+  }
+  const std::size_t q = ceil_share(n, cfg_.leecher_seeder_share);
+  auto seeders = [&](std::size_t want) {
+    rotation ? take_rotation(t, want, false) : take_uniform(t, 0, want);
+  };
+  seeders(q);
+  take_uniform(t, 1, n - picked_.size());
+  if (picked_.size() < n) {
+    seeders(n - picked_.size());  // leechers ran short
+  }
+}
+
+// -- policies -----------------------------------------------------------------
+
+void allocator::choose(peer_table& t, policy_kind policy, const allocation_request& req,
+                       const health_report* swarm) {
+  t.sync();
+  picked_.clear();
+  if (++t.mark_epoch_ == 0) {  // wrapped: stale marks could look current
+    for (auto& r : t.records_) {
+      r.mark = 0;
+    }
+    t.mark_epoch_ = 1;
+  }
+  self_ = t.locate(req.requester);
+  if (self_ == peer_table::none) {
+    self_ = no_record;
+  }
+  family_ = req.family;
+  requester_seeder_ = req.requester_seeder;
+  const bool unreachable =
+      req.requester_traits != nullptr && req.requester_traits->has(flag_unreachable);
+  avoid_unreachable_ =
+      unreachable && (policy == policy_kind::reachability_aware || policy == policy_kind::adaptive);
+  const std::size_t n = effective_numwant(policy, req);
+  if (n == 0) {
+    return;
+  }
+  switch (resolve(policy, req, swarm)) {
+    case policy_kind::random:
+      take_uniform_all(t, n);
+      break;
+    case policy_kind::role_aware:
+    case policy_kind::reachability_aware:
+    case policy_kind::contribution_weighted:
+    case policy_kind::adaptive:  // not returned by resolve
+      role_aware(t, n, false);
+      break;
+    case policy_kind::seeder_rotation:
+      role_aware(t, n, true);
+      break;
+    case policy_kind::stalled_boost:
+      if (requester_seeder_ || req.requester_traits == nullptr ||
+          !req.requester_traits->has(flag_stalled)) {
+        role_aware(t, n, false);
+        break;
+      }
+      {
+        // Boost slots: seeders first, then the most complete leechers.
+        const std::size_t b = ceil_share(n, cfg_.stalled_boost_fraction);
+        take_uniform(t, 0, b);
+        take_top_progress(t, b - picked_.size());
+      }
+      take_uniform(t, 1, n - picked_.size());
+      take_uniform(t, 0, n - picked_.size());
+      break;
+    case policy_kind::flash_crowd:
+      if (requester_seeder_) {
+        take_stratified(t, n);
+        break;
+      }
+      take_rotation(t, std::min<std::size_t>(n, cfg_.flash_crowd_seeders_per_reply), true);
+      take_stratified(t, n - picked_.size());
+      take_rotation(t, n - picked_.size(), true);  // leechers ran short
+      // A round lasts as many leecher announces as there are leechers,
+      // about one announce interval.
+      if (++t.flash_served_ >= std::max<std::size_t>(1, t.leechers_)) {
+        ++t.flash_round_;
+        t.flash_served_ = 0;
+      }
+      break;
+  }
+}
+
+std::size_t allocator::select_compact(peer_table& table, policy_kind policy,
+                                      const allocation_request& req, const health_report* swarm,
+                                      std::string& peers4, std::string& peers6) {
+  choose(table, policy, req, swarm);
+  // Written from the record (already in cache from the choice), not from
+  // the family's compact vector (another cache miss per peer).
+  for (const std::uint32_t i : picked_) {
+    const peer_table::record& r = table.records_[i];
+    std::string& out = r.ip.v6 ? peers6 : peers4;
+    out.append(reinterpret_cast<const char*>(r.ip.bytes.data()), r.ip.length());
+    out.push_back(static_cast<char>(r.port >> 8));
+    out.push_back(static_cast<char>(r.port & 0xff));
+  }
+  return picked_.size();
+}
+
+std::size_t allocator::select_entries(peer_table& table, policy_kind policy,
+                                      const allocation_request& req, const health_report* swarm,
+                                      std::vector<peer_entry>& out) {
+  choose(table, policy, req, swarm);
+  out.reserve(out.size() + picked_.size());
+  for (const std::uint32_t i : picked_) {
+    const peer_table::record& r = table.records_[i];
+    peer_entry e;
+    e.id = r.id;
+    e.ep.ip = r.ip;
+    e.ep.port = r.port;
+    out.push_back(e);
+  }
+  return picked_.size();
+}
+
+}  // namespace sk

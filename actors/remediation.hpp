@@ -1,0 +1,188 @@
+#pragma once
+/// Remediation: what to do about one unhealthy swarm, as a plain state
+/// machine driven by health reports (the strategies), and the CAF actor that
+/// applies its decisions to the swarm (one per unhealthy swarm, spawned by
+/// the supervisor).
+///
+/// Strategies (chosen from the report's reasons, in this priority order; a
+/// reason's strategies are tried one after another):
+///
+///   reasons                              strategy           knobs it sets
+///   abusive-clients                      strict-quarantine  quarantine_strict
+///   stalled-leechers, low-completion     stalled-boost      policy stalled-boost,
+///                                                           leecher interval x scale
+///   no-seeders, few-seeders, flash-crowd flash-crowd        policy flash-crowd,
+///                                                           seeder warning,
+///                                                           leecher interval x scale
+///                                        seeder-rotation    policy seeder-rotation,
+///                                                           seeder warning
+///   seeders-leave-early                  keep-seeding       seeder warning
+///   unreachable-peers                    reachability       policy reachability-aware
+///
+/// The state machine (one strategy on trial at a time):
+///
+///                 unhealthy report, untried strategy left
+///   watching ─────────────────────────────────────────────▶ trial(s)
+///      ▲  ▲                                                   │ watch_ticks reports and
+///      │  │                                                   │ watch_time later:
+///      │  │                     helped (badness fell, or      │
+///      │  └──── keep s ◀─────── healthy now)  ◀───────────────┤
+///      │                                                      │
+///      └─────── rollback s ◀─── did not help ◀────────────────┘
+///
+///   Escalation: while still unhealthy after a trial, the next untried
+///   strategy is applied on top of those kept (a strategy whose policy would
+///   replace a kept strategy's policy is skipped). No strategy left:
+///   "exhausted" is recorded once; kept strategies stay.
+///   Healthy (every report) for `healthy_time`: every knob goes back to the
+///   baseline, "end" is recorded, the plan is done.
+///
+/// "Badness" of a report (lower is better): 100 x state + 10 x reasons set
+/// + 10 x stalled/leechers + 5 x (no seeders) - min(completion_rate, 5). A
+/// trial helped when badness fell by at least `min_improvement`.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "actors/healing_types.hpp"
+#include "actors/health_types.hpp"
+#include "protocol/types.hpp"
+
+namespace sk {
+
+/// Remediation tunables (shared by every remediation actor of a node).
+struct remediation_config {
+  /// Health reports (ticks) after applying a strategy before judging it. 3:
+  /// with the default 1-minute tick, clients announcing every 15-30 min have
+  /// not all come back yet, but the trend of stalled/seeder counts shows.
+  std::uint32_t watch_ticks = 3;
+  /// ... and at least this long: clients see a change (new peers, a new
+  /// interval) only when they announce again. 0 (the default): the swarm's
+  /// announce interval, filled in by the supervisor when it spawns the
+  /// remediation (the plan itself takes 0 as "ticks only").
+  std::chrono::seconds watch_time{0};
+  /// Healthy this long (every report) ends the remediation and restores the
+  /// defaults. 10 min.
+  std::chrono::seconds healthy_time{600};
+  /// Leecher interval factor of the starving strategies, (0, 1]. 0.5.
+  double leecher_interval_scale = 0.5;
+  /// Badness drop that counts as "helped" (see the header comment). 1.0: one
+  /// reason fewer, or a tenth of the leechers no longer stalled.
+  double min_improvement = 1.0;
+
+  /// Empty when usable, otherwise one sentence naming the first bad field.
+  std::string validate() const;
+};
+
+/// The strategies (see the header comment).
+enum class strategy : std::uint8_t {
+  strict_quarantine,
+  stalled_boost,
+  flash_crowd,
+  seeder_rotation,
+  keep_seeding,
+  reachability,
+};
+
+constexpr int strategy_count = 6;
+
+/// "strict-quarantine", "stalled-boost", "flash-crowd", "seeder-rotation",
+/// "keep-seeding", "reachability".
+std::string_view to_string(strategy s) noexcept;
+
+/// Strategies for `reasons`, in the order they are tried.
+std::vector<strategy> candidate_strategies(std::uint32_t reasons);
+
+/// Lower is better (see the header comment).
+double badness(const health_signals& s) noexcept;
+
+/// The decisions of one remediation, driven by health reports.
+class remediation_plan {
+ public:
+  /// `baseline`: the swarm's knobs before remediation (restored at the end).
+  remediation_plan(remediation_config cfg, swarm_knobs baseline);
+
+  /// What one report asks for.
+  struct step {
+    /// Knobs to set on the swarm (whole struct); unset: no change.
+    std::optional<swarm_knobs> knobs;
+    /// Actions taken, for the history and the log.
+    std::vector<remediation_record> records;
+    /// The remediation is over (knobs are back to the baseline).
+    bool done = false;
+  };
+
+  /// Feeds the swarm's report of one tick (time is `r.at`).
+  step on_report(const health_report& r);
+
+  /// Ends at once (swarm gone, shutdown): knobs back to the baseline.
+  step abort(const health_report& last, const std::string& why);
+
+  const swarm_knobs& knobs() const noexcept { return knobs_; }
+  const swarm_knobs& baseline() const noexcept { return baseline_; }
+  /// Strategies applied and not rolled back (the trial included).
+  const std::vector<strategy>& active() const noexcept { return active_; }
+  std::optional<strategy> on_trial() const noexcept { return trial_; }
+  bool done() const noexcept { return done_; }
+
+ private:
+  swarm_knobs compose() const;
+  bool conflicts(strategy s) const;
+  remediation_record make(const health_report& r, std::string action, std::string strategy_name,
+                          std::string reason) const;
+
+  remediation_config cfg_;
+  swarm_knobs baseline_;
+  swarm_knobs knobs_;
+  bool started_ = false;
+  bool done_ = false;
+  bool exhausted_ = false;
+  std::vector<strategy> active_;
+  std::vector<strategy> tried_;
+  std::optional<strategy> trial_;
+  health_signals trial_before_;
+  health_time trial_since_{};
+  std::uint32_t trial_ticks_ = 0;
+  health_signals start_signals_;
+  std::optional<health_time> healthy_since_;
+};
+
+// -- the actor ------------------------------------------------------------------
+
+/// State of a remediation actor.
+struct remediation_state {
+  static inline const char* name = "sk.remediation";
+  info_hash hash;
+  caf::actor swarm;
+  std::optional<remediation_plan> plan;
+  health_report last;
+};
+
+using remediation_actor_ptr = caf::stateful_actor<remediation_state>*;
+
+/// The remediation actor of one swarm.
+///
+/// Interface:
+///
+///   (health_atom, info_hash, health_report)   every tick, from the swarm
+///       (the supervisor registered this actor as the swarm's observer):
+///       feeds the plan; sends `(knobs_atom, put_atom, swarm_knobs)` and
+///       `(history_atom, put_atom, remediation_record)` to the swarm, logs
+///       one info line per action; quits (normal) when the plan is done.
+///   (rebind_atom, caf::actor)   the supervisor restarted the swarm: the new
+///       actor; the plan's knobs are sent to it again.
+///   (get_atom) -> std::vector<std::string>   names of the active strategies.
+///
+/// It monitors `supervisor` and quits when the supervisor does.
+/// `initial` (the report that made the supervisor spawn it) is processed at
+/// once.
+caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf::actor swarm,
+                                remediation_config cfg, swarm_knobs baseline, health_report initial,
+                                caf::actor supervisor);
+
+}  // namespace sk

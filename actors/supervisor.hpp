@@ -1,0 +1,113 @@
+#pragma once
+/// The supervisor actor (one per node): keeps swarm actors alive and starts
+/// remediation for unhealthy swarms.
+///
+///   directory.route() ──(watch_atom, hash, swarm, core)──▶ supervisor: monitor
+///
+///   swarm dies ── normal / user_shutdown ──▶ forget it (and stop its remediation)
+///              └─ anything else (a crash) ─▶ restart:
+///                   crashes of this hash within restart_window < max_restarts ?
+///                   ├─ yes: core invariants hold ? same core : empty core (logged)
+///                   │       spawn a swarm actor on it, monitor it, put it in the
+///                   │       directory if the entry still points at the dead one
+///                   │       (else stop it), rebind a running remediation
+///                   └─ no:  give up: erase the dead entry (the next announce
+///                           spawns an empty swarm), report (log + event)
+///
+///   swarm ──(health_atom, hash, report)──▶ supervisor (changes only):
+///       degraded/critical, remediation on, at least remediation_min_peers
+///       peers, no remediation running for that swarm
+///         ─▶ spawn ONE remediation actor, register it as the swarm's
+///            observer (it then gets every tick's report)
+///
+/// Interface:
+///
+///   (watch_atom, info_hash, caf::actor swarm, swarm_core_ptr core)
+///   (health_atom, info_hash, health_report)
+///   (events_atom) -> std::vector<supervisor_event>    oldest first, bounded
+///   (remediate_atom, caf::get_atom) -> std::vector<info_hash>
+///                                    swarms with a running remediation
+///   (caf::get_atom, info_hash) -> caf::actor
+///                                    the current actor of a supervised swarm
+///                                    (invalid handle if none)
+///
+/// Remediation actors monitor the supervisor and end with it.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include <caf/all.hpp>
+
+#include "actors/healing_types.hpp"
+#include "actors/messages.hpp"
+#include "actors/remediation.hpp"
+#include "actors/swarm_actor.hpp"
+
+namespace sk {
+
+/// Supervisor tunables.
+struct supervisor_config {
+  /// Restarts of one swarm allowed within `restart_window`; one more crash
+  /// and the supervisor gives up on that state. 3 in 60 s: a swarm that
+  /// keeps crashing on its own state must not burn a core.
+  std::uint32_t max_restarts = 3;
+  std::chrono::seconds restart_window{60};
+  /// Supervisor events kept (ring, oldest dropped). 256.
+  std::size_t event_log_size = 256;
+  /// Spawn remediation actors at all.
+  bool remediation = true;
+  /// Swarms smaller than this (seeders + leechers) get no remediation: a
+  /// lone leecher of a dead torrent is "no seeders" but nothing a tracker can
+  /// fix. 5 (the health model's `min_peers` default).
+  std::uint64_t remediation_min_peers = 5;
+  remediation_config remediation_cfg;
+
+  /// Empty when usable, otherwise one sentence naming the first bad field.
+  std::string validate() const;
+};
+
+/// State of the supervisor actor.
+struct supervisor_state {
+  static inline const char* name = "sk.supervisor";
+
+  struct entry {
+    caf::actor swarm;
+    swarm_core_ptr core;
+    caf::actor remediation;
+  };
+
+  supervisor_config cfg;
+  std::weak_ptr<swarm_registry> registry;
+  /// Whether a registry was given at all (without one, restarts are not
+  /// put into any directory; tests).
+  bool has_registry = false;
+  std::unordered_map<info_hash, entry, id20_hasher> swarms;
+  std::map<caf::actor_addr, info_hash> by_swarm;
+  std::map<caf::actor_addr, info_hash> by_remediation;
+  /// Crash times per swarm within the restart window (kept after a give-up,
+  /// so a fresh swarm of that hash inherits the count).
+  std::unordered_map<info_hash, std::deque<health_time>, id20_hasher> crashes;
+  std::deque<supervisor_event> events;
+};
+
+using supervisor_actor_ptr = caf::stateful_actor<supervisor_state>*;
+
+caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
+                               std::weak_ptr<swarm_registry> registry);
+
+/// Spawns the supervisor. `registry` (the directory) may be empty.
+caf::actor spawn_supervisor(caf::actor_system& sys, const supervisor_config& cfg,
+                            std::weak_ptr<swarm_registry> registry = {});
+
+/// The state to restart a crashed swarm from: `core` itself when its
+/// invariants hold, else a new empty core with the same hash and config
+/// (`fresh` set). Null `core` yields null.
+swarm_core_ptr recover_core(const swarm_core_ptr& core, bool& fresh);
+
+}  // namespace sk
