@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace sk {
@@ -115,23 +116,27 @@ std::size_t allocator::draw_budget(std::size_t want) const noexcept {
   return want + want * cfg_.extra_draws_per_peer + 16 + picked_.size();
 }
 
+// Candidate checks and picks read and write only the 16-byte hot entry
+// (peer_table::hot_entry): on a swarm far larger than the cache, each
+// candidate is one small random read instead of a 200-byte record. The
+// hot flags equal the traits' flags here because `choose` syncs first.
 bool allocator::acceptable(const peer_table& t, std::uint32_t i) const {
-  const peer_table::record& r = t.records_[i];
-  if (i == self_ || r.mark == t.mark_epoch_ || r.quarantined ||
-      r.traits.has(flag_quarantined)) {
+  const peer_table::hot_entry& h = t.hot_[i];
+  if (i == self_ || h.mark == t.mark_epoch_ || h.has(peer_table::hot_quarantined) ||
+      (h.flags & flag_quarantined) != 0) {
     return false;
   }
-  if (family_ == family_filter::v4_only ? r.ip.v6
-                                        : family_ == family_filter::v6_only && !r.ip.v6) {
+  const bool v6 = h.has(peer_table::hot_v6);
+  if (family_ == family_filter::v4_only ? v6 : family_ == family_filter::v6_only && !v6) {
     return false;
   }
-  return !(avoid_unreachable_ && r.traits.has(flag_unreachable));
+  return !(avoid_unreachable_ && (h.flags & flag_unreachable) != 0);
 }
 
 void allocator::pick(peer_table& t, std::uint32_t i) {
-  peer_table::record& r = t.records_[i];
-  r.mark = t.mark_epoch_;
-  ++r.traits.served;
+  peer_table::hot_entry& h = t.hot_[i];
+  h.mark = t.mark_epoch_;
+  ++h.served;
   picked_.push_back(i);
 }
 
@@ -146,6 +151,9 @@ struct concat_view {
   std::uint32_t size_b = 0;
   std::uint32_t size() const noexcept { return size_a + size_b; }
   std::uint32_t at(std::uint32_t p) const { return p < size_a ? (*a)[p] : (*b)[p - size_a]; }
+  const std::uint32_t* address(std::uint32_t p) const {
+    return p < size_a ? a->data() + p : b->data() + (p - size_a);
+  }
 };
 
 concat_view view_of(const std::vector<std::uint32_t>& v4, std::uint32_t n4,
@@ -162,23 +170,35 @@ concat_view view_of(const std::vector<std::uint32_t>& v4, std::uint32_t n4,
 }  // namespace
 
 // Draws `draws` positions of `v` (uniform order, without replacement) and
-// calls `visit(records_ index)` for each until it returns false. Positions
-// are drawn in batches whose records are prefetched first: on a swarm far
-// larger than the cache every candidate is a cache miss, and overlapping
-// them is most of the cost. (Drawing up to a batch more than needed only
-// consumes PRNG output; the accepted ones stay a uniform sample.)
+// calls `visit(records_ index)` for each until it returns false. On a swarm
+// far larger than the cache every candidate costs two dependent misses (the
+// index-pool entry, then its hot entry), and overlapping them is most of
+// the cost, so positions are drawn in batches, in three passes: draw and
+// prefetch the pool entries, read them and prefetch the hot entries, visit.
+// (Drawing up to a batch more than needed only consumes PRNG output; the
+// accepted ones stay a uniform sample, and the draws are the same as
+// visiting one at a time.)
+//
+// The sampler's scratch map is shared by every allocator on the thread:
+// it is scratch for one scan only (a scan never starts another), and one
+// warm copy beats a cold one per swarm when announces hop between many
+// swarms. Its draws depend only on the PRNG, size and count, not on the
+// map, so sharing changes no selection.
 template <class View, class Visit>
 void allocator::scan(peer_table& t, const View& v, std::uint32_t draws, Visit&& visit) {
   constexpr std::uint32_t batch = 8;
   std::uint32_t buf[batch];
-  sampler_.reset(v.size(), draws);
+  static thread_local sparse_sampler sampler;
+  sampler.reset(v.size(), draws);
   for (std::uint32_t d = 0; d < draws;) {
     const std::uint32_t k = std::min(batch, draws - d);
     for (std::uint32_t j = 0; j < k; ++j) {
-      buf[j] = v.at(sampler_.next(rng_));
-      const peer_table::record& r = t.records_[buf[j]];
-      __builtin_prefetch(&r.traits.served);
-      __builtin_prefetch(&r.ip);
+      buf[j] = sampler.next(rng_);
+      __builtin_prefetch(v.address(buf[j]));
+    }
+    for (std::uint32_t j = 0; j < k; ++j) {
+      buf[j] = v.at(buf[j]);
+      __builtin_prefetch(&t.hot_[buf[j]]);
     }
     for (std::uint32_t j = 0; j < k; ++j) {
       if (!visit(buf[j])) {
@@ -244,14 +264,16 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
     const std::uint32_t p = start + step;
     return p >= v.size() ? p - v.size() : p;
   };
-  constexpr std::uint32_t ahead = 8;  // prefetch distance (see `scan`)
+  // The pool is walked in order (hardware prefetch handles it); the hot
+  // entries it names are random, so prefetch them a few steps ahead.
+  constexpr std::uint32_t ahead = 8;
   for (std::uint32_t s = 0; s < std::min(ahead, limit); ++s) {
-    __builtin_prefetch(&t.records_[v.at(position(s))].traits.served);
+    __builtin_prefetch(&t.hot_[v.at(position(s))]);
   }
   while (steps < limit && picked_.size() < target) {
     const std::uint32_t p = position(steps);
     if (steps + ahead < limit) {
-      __builtin_prefetch(&t.records_[v.at(position(steps + ahead))].traits.served);
+      __builtin_prefetch(&t.hot_[v.at(position(steps + ahead))]);
     }
     ++steps;
     const std::uint32_t i = v.at(p);
@@ -260,15 +282,15 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
     }
     if (flash) {
       // Tracker-side super-seeding: a bounded audience per seeder and round.
-      peer_table::record& r = t.records_[i];
-      if (r.reveal_round != t.flash_round_) {
-        r.reveal_round = t.flash_round_;
-        r.reveals = 0;
+      peer_table::reveal_state& r = t.reveal_[i];
+      if (r.round != t.flash_round_) {
+        r.round = t.flash_round_;
+        r.count = 0;
       }
-      if (r.reveals >= cfg_.flash_crowd_reveal) {
+      if (r.count >= cfg_.flash_crowd_reveal) {
         continue;
       }
-      ++r.reveals;
+      ++r.count;
     }
     pick(t, i);
   }
@@ -360,8 +382,8 @@ void allocator::choose(peer_table& t, policy_kind policy, const allocation_reque
   t.sync();
   picked_.clear();
   if (++t.mark_epoch_ == 0) {  // wrapped: stale marks could look current
-    for (auto& r : t.records_) {
-      r.mark = 0;
+    for (auto& h : t.hot_) {
+      h.mark = 0;
     }
     t.mark_epoch_ = 1;
   }
@@ -429,14 +451,35 @@ std::size_t allocator::select_compact(peer_table& table, policy_kind policy,
                                       const allocation_request& req, const health_report* swarm,
                                       std::string& peers4, std::string& peers6) {
   choose(table, policy, req, swarm);
-  // Written from the record (already in cache from the choice), not from
-  // the family's compact vector (another cache miss per peer).
+  // Copied from the families' compact vectors (the hot entries, in cache
+  // from the choice, give the slots), never from the records. All the
+  // sources are prefetched first so their misses overlap; then each buffer
+  // grows once and takes fixed-size copies.
+  std::size_t k6 = 0;
   for (const std::uint32_t i : picked_) {
-    const peer_table::record& r = table.records_[i];
-    std::string& out = r.ip.v6 ? peers6 : peers4;
-    out.append(reinterpret_cast<const char*>(r.ip.bytes.data()), r.ip.length());
-    out.push_back(static_cast<char>(r.port >> 8));
-    out.push_back(static_cast<char>(r.port & 0xff));
+    const peer_table::hot_entry& h = table.hot_[i];
+    const bool v6 = h.has(peer_table::hot_v6);
+    const peer_table::family& f = v6 ? table.v6_ : table.v4_;
+    __builtin_prefetch(f.compact.data() + static_cast<std::size_t>(h.slot) * f.width);
+    k6 += v6;
+  }
+  const std::size_t k4 = picked_.size() - k6;
+  const std::size_t o4 = peers4.size();
+  const std::size_t o6 = peers6.size();
+  peers4.resize(o4 + 6 * k4);
+  peers6.resize(o6 + 18 * k6);
+  char* w4 = peers4.data() + o4;
+  char* w6 = peers6.data() + o6;
+  for (const std::uint32_t i : picked_) {
+    const peer_table::hot_entry& h = table.hot_[i];
+    const std::size_t slot = h.slot;
+    if (h.has(peer_table::hot_v6)) {
+      std::memcpy(w6, table.v6_.compact.data() + slot * 18, 18);
+      w6 += 18;
+    } else {
+      std::memcpy(w4, table.v4_.compact.data() + slot * 6, 6);
+      w4 += 6;
+    }
   }
   return picked_.size();
 }

@@ -8,7 +8,10 @@
 /// Every policy honours `numwant`, never returns the requester, never returns
 /// a quarantined peer (the table keeps them out of its sampling sets, and the
 /// allocator re-checks the flag of every candidate) and never returns a peer
-/// twice; every returned peer gets `traits.served++`. All work is
+/// twice; every returned peer's served count goes up by one (kept in the
+/// table's hot array, visible as `peer_traits::served` through the
+/// table's accessors). Candidates are judged from the table's dense hot
+/// array (16 bytes per peer), never its records. All work is
 /// O(numwant × small constant) whatever the swarm size: candidates come from
 /// the table's per-role, per-family index pools by sparse sampling or a
 /// rotation cursor, never from a scan.
@@ -200,8 +203,7 @@ class allocator {
 
   allocation_config cfg_;
   fast_rng rng_;
-  sparse_sampler sampler_;
-  /// Per-call state.
+  /// Per-call state. (The sampling scratch is per thread, see `scan`.)
   std::vector<std::uint32_t> picked_;
   std::vector<std::pair<float, std::uint32_t>> candidates_;
   std::uint32_t self_ = 0;

@@ -33,6 +33,10 @@ class swarm_directory::table final : public swarm_registry {
   std::size_t count() const noexcept { return count_; }
   stripe& at(std::size_t i) const noexcept { return stripes_[i]; }
 
+  caf::actor prober() const override { return prober_; }
+  /// Set once before the first route (see `swarm_directory::set_prober`).
+  caf::actor prober_;
+
   /// Set (under no lock) before stop_all() visits the stripes; read under a
   /// stripe lock by route(), so a route that takes a stripe after stop_all()
   /// emptied it sees the flag and spawns nothing.
@@ -102,6 +106,8 @@ caf::actor swarm_directory::start_supervisor(const supervisor_config& cfg) {
   }
   return supervisor_;
 }
+
+void swarm_directory::set_prober(caf::actor prober) { table_->prober_ = std::move(prober); }
 
 caf::actor swarm_directory::route(const info_hash& h) {
   auto& s = table_->stripe_for(h);

@@ -56,6 +56,12 @@ class swarm_directory {
   /// supervisor, which `stop_all()` stops after the swarms.
   caf::actor start_supervisor(const supervisor_config& cfg);
 
+  /// Gives every swarm spawned from now on (and every restarted one) the
+  /// reachability prober to send `(probe_atom, probe_request)` to; swarms
+  /// probe only when `config().probe.enabled` too. Call once, before the
+  /// first `route()` (not thread-safe against it).
+  void set_prober(caf::actor prober);
+
   /// The supervisor (invalid before `start_supervisor`).
   const caf::actor& supervisor() const noexcept { return supervisor_; }
 

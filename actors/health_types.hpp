@@ -76,6 +76,13 @@ struct peer_traits {
   float progress = -1.0f;
   /// `peer_flag` bits.
   std::uint8_t flags = 0;
+  /// The port the last reachability probe was asked for (0: never probed;
+  /// port 0 is never probed): a peer announcing another port is probed again.
+  std::uint16_t probed_port = 0;
+  /// When that probe was asked for, in whole seconds of the swarm's clock
+  /// (`time_since_epoch`). Both fields sit in what was tail padding, so
+  /// probing costs the peer table no memory.
+  std::uint32_t probed_at_s = 0;
 
   bool has(peer_flag f) const noexcept { return (flags & f) != 0; }
   void set(peer_flag f, bool on = true) noexcept {

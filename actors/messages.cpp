@@ -22,6 +22,8 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<std::vector<supervisor_event>>("sk::supervisor_events");
   cfg.add_message_type<swarm_status>("sk::swarm_status");
   cfg.add_message_type<std::vector<info_hash>>("sk::info_hashes");
+  cfg.add_message_type<probe_request>("sk::probe_request");
+  cfg.add_message_type<probe_result>("sk::probe_result");
 }
 
 }  // namespace sk

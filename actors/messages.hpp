@@ -35,6 +35,8 @@ using observer_atom = caf::atom_constant<caf::atom("observer")>;
 using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 using events_atom = caf::atom_constant<caf::atom("events")>;
 using remediate_atom = caf::atom_constant<caf::atom("remediate")>;
+// Reachability probes (swarm <-> prober, see net/reachability_prober.hpp).
+using probe_atom = caf::atom_constant<caf::atom("probe")>;
 
 class swarm_core;
 /// The state of one swarm, shared by its actor and the supervisor (which
@@ -117,6 +119,59 @@ struct swarm_status {
   std::uint64_t refused = 0;
   std::uint64_t warned = 0;
   std::uint64_t seeder_appeals = 0;
+};
+
+/// How one reachability probe ended.
+///
+///   connect ─fail/deadline─▶ unreachable
+///      │
+///   send our 68-byte handshake, read theirs (deadline)
+///      ├─ nothing at all (closed, silent) ───────────────▶ unreachable
+///      ├─ "\x13BitTorrent protocol", 8 reserved, our hash ─▶ reachable
+///      └─ anything else (garbage, another hash) ─────────▶ bogus
+///
+/// `skipped`: not probed at all (address not allowed, prober overloaded or
+/// stopping); the swarm changes no flag.
+enum class probe_outcome : std::uint8_t {
+  reachable = 0,
+  unreachable = 1,
+  bogus = 2,
+  skipped = 3,
+};
+
+/// Names for logs: "reachable", "unreachable", "bogus", "skipped".
+inline const char* to_string(probe_outcome o) noexcept {
+  switch (o) {
+    case probe_outcome::reachable:
+      return "reachable";
+    case probe_outcome::unreachable:
+      return "unreachable";
+    case probe_outcome::bogus:
+      return "bogus";
+    case probe_outcome::skipped:
+      return "skipped";
+  }
+  return "unknown";
+}
+
+/// A swarm asks the prober to check one peer: `(probe_atom, probe_request)`.
+/// The peer is `(id, target.ip)` in the swarm's table (`peer_key`).
+struct probe_request {
+  info_hash hash;
+  peer_id id;
+  /// Address and port as the swarm stores them (the announce's source
+  /// address, so the tracker never probes an address a client merely named
+  /// unless the operator trusts `ip`).
+  endpoint target;
+};
+
+/// The prober's answer, `(probe_atom, probe_result)`, sent to the asking
+/// swarm: the request's fields and the outcome.
+struct probe_result {
+  info_hash hash;
+  peer_id id;
+  endpoint target;
+  probe_outcome outcome = probe_outcome::skipped;
 };
 
 /// Registers every message type above with the actor system config.
@@ -208,6 +263,16 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_status& x) {
   return f(caf::meta::type_name("swarm_status"), x.hash, x.stats, x.knobs, x.evaluated, x.health,
            x.history, x.announces, x.banned, x.refused, x.warned, x.seeder_appeals);
+}
+
+// probe_outcome is an enum: serialized through its underlying type.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, probe_request& x) {
+  return f(caf::meta::type_name("probe_request"), x.hash, x.id, x.target);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, probe_result& x) {
+  return f(caf::meta::type_name("probe_result"), x.hash, x.id, x.target, x.outcome);
 }
 
 }  // namespace sk

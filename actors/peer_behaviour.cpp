@@ -46,7 +46,11 @@ float progress_of(std::uint64_t left, std::uint64_t torrent_size) noexcept {
 }
 
 void judge_contribution(peer_traits& t, const behaviour_config& cfg) noexcept {
-  const bool poor = t.downloaded >= cfg.poor_contributor_min_downloaded && t.downloaded > 0 &&
+  // A seeder can only give from now on: fewer peers would only slow down
+  // what it uploads (a client that just completed has a poor ratio by
+  // construction), so only leechers are judged.
+  const bool poor = t.left > 0 && t.downloaded >= cfg.poor_contributor_min_downloaded &&
+                    t.downloaded > 0 &&
                     static_cast<double>(t.uploaded) <
                         cfg.poor_contributor_ratio * static_cast<double>(t.downloaded);
   t.set(flag_poor_contributor, poor);

@@ -96,7 +96,8 @@ struct behaviour_config {
   /// quarantine.
   std::uint32_t quarantine_strikes = 3;
 
-  /// Contribution: a peer that has downloaded at least
+  /// Contribution: a leecher (seeders are never judged: they can only give
+  /// from now on) that has downloaded at least
   /// `poor_contributor_min_downloaded` bytes in this session and uploaded
   /// less than `poor_contributor_ratio` times that gets
   /// `flag_poor_contributor` (read by the contribution-weighted policy); the

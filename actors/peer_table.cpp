@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstring>
 #include <limits>
+#include <random>
 
 namespace sk {
 
@@ -64,14 +65,204 @@ void sparse_sampler::reset(std::uint32_t size, std::uint32_t max_draws) {
   }
 }
 
+// -- key_index ----------------------------------------------------------------
+
+namespace {
+
+/// 64x64 -> 128-bit multiply, folded (the wyhash mixing step).
+inline std::uint64_t mum(std::uint64_t a, std::uint64_t b) noexcept {
+  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
+  return static_cast<std::uint64_t>(r) ^ static_cast<std::uint64_t>(r >> 64);
+}
+
+/// Drawn once per process from the OS: index keys then depend on more than
+/// the table's seed, which also seeds the (observable) selection PRNG.
+std::uint64_t process_secret() {
+  static const std::uint64_t secret = [] {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  }();
+  return secret;
+}
+
+/// `id == k.id && ip == k.ip` as word compares: the library's memcmp
+/// calls cost more than the 37 bytes they compare.
+inline bool same_key(const peer_id& id, const ip_address& ip, const peer_key& k) noexcept {
+  std::uint64_t a[4];
+  std::uint64_t b[4];
+  std::uint32_t a4;
+  std::uint32_t b4;
+  std::memcpy(a, id.bytes.data(), 16);
+  std::memcpy(&a4, id.bytes.data() + 16, 4);
+  std::memcpy(a + 2, ip.bytes.data(), 16);
+  std::memcpy(b, k.id.bytes.data(), 16);
+  std::memcpy(&b4, k.id.bytes.data() + 16, 4);
+  std::memcpy(b + 2, k.ip.bytes.data(), 16);
+  return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (a4 ^ b4)) == 0 &&
+         ip.v6 == k.ip.v6;
+}
+
+}  // namespace
+
+void peer_table::key_index::set_key(std::uint64_t seed) noexcept {
+  std::uint64_t s = seed ^ 0x1dec5eedULL ^ process_secret();
+  // Odd-ish, well mixed 64-bit keys; splitmix64 never repeats a value in
+  // four steps.
+  k0_ = splitmix64(s);
+  k1_ = splitmix64(s);
+  k2_ = splitmix64(s);
+  k3_ = splitmix64(s);
+}
+
+std::uint64_t peer_table::key_index::hash(const peer_key& k) const noexcept {
+  // 37 key bytes as five words (id: 8 + 8 + 4, address: 8 + 8, family
+  // folded into the last), each pair multiplied under secret keys: the
+  // folded 128-bit products mix every input bit into every output bit, and
+  // without the keys a client cannot aim ids at one bucket.
+  std::uint64_t id[3] = {0, 0, 0};
+  std::memcpy(id, k.id.bytes.data(), 20);
+  std::uint64_t ip[2];
+  std::memcpy(ip, k.ip.bytes.data(), sizeof ip);
+  const std::uint64_t a = mum(id[0] ^ k0_, id[1] ^ k1_);
+  const std::uint64_t b = mum(id[2] ^ k2_ ^ (k.ip.v6 ? 0x9e3779b97f4a7c15ULL : 0), ip[0] ^ k3_);
+  const std::uint64_t c = mum(ip[1] ^ k1_ ^ a, b ^ k0_);
+  return mum(c ^ k2_, a ^ k3_);
+}
+
+std::uint32_t peer_table::key_index::find(const peer_key& k,
+                                          const std::vector<record>& records) const {
+  if (size_ == 0) {
+    return none;
+  }
+  const auto tag = static_cast<std::uint32_t>(hash(k) >> 32);
+  for (std::uint32_t p = tag & mask_;; p = (p + 1) & mask_) {
+    const entry& e = slots_[p];
+    if (e.index == none) {
+      return none;
+    }
+    if (e.tag == tag) {
+      const record& r = records[e.index];
+      if (same_key(r.id, r.ip, k)) {
+        return e.index;
+      }
+    }
+  }
+}
+
+std::uint32_t peer_table::key_index::slot_of(const peer_key& k, std::uint32_t i) const {
+  // The entry holding i lies on k's probe run; compare indices, not keys.
+  const auto tag = static_cast<std::uint32_t>(hash(k) >> 32);
+  for (std::uint32_t p = tag & mask_;; p = (p + 1) & mask_) {
+    assert(slots_[p].index != none);
+    if (slots_[p].index == i) {
+      return p;
+    }
+  }
+}
+
+void peer_table::key_index::grow() {
+  const std::size_t cap = slots_.empty() ? 16 : slots_.size() * 2;
+  // Tags are 32 bits, so the home bucket needs mask_ < 2^32: up to 3 * 2^30
+  // peers per table (about 600 GB of records).
+  assert(cap <= (std::size_t{1} << 32));
+  std::vector<entry> old(cap);
+  old.swap(slots_);
+  mask_ = static_cast<std::uint32_t>(cap - 1);
+  for (const entry& e : old) {
+    if (e.index != none) {
+      std::uint32_t p = e.tag & mask_;
+      while (slots_[p].index != none) {
+        p = (p + 1) & mask_;
+      }
+      slots_[p] = e;
+    }
+  }
+}
+
+void peer_table::key_index::insert(const peer_key& k, std::uint32_t i) {
+  if (4 * (size_ + 1) > 3 * slots_.size()) {
+    grow();
+  }
+  const auto tag = static_cast<std::uint32_t>(hash(k) >> 32);
+  std::uint32_t p = tag & mask_;
+  while (slots_[p].index != none) {
+    p = (p + 1) & mask_;
+  }
+  slots_[p] = entry{tag, i};
+  ++size_;
+}
+
+void peer_table::key_index::erase(const peer_key& k, std::uint32_t i) {
+  // Backward-shift deletion: walk the run after the hole and move back
+  // every entry whose home bucket is not in (hole, its position], i.e. that
+  // a lookup would otherwise stop short of at the hole.
+  std::uint32_t hole = slot_of(k, i);
+  for (std::uint32_t p = (hole + 1) & mask_;; p = (p + 1) & mask_) {
+    const entry e = slots_[p];
+    if (e.index == none) {
+      break;
+    }
+    const std::uint32_t home = e.tag & mask_;
+    if (((p - home) & mask_) >= ((p - hole) & mask_)) {
+      slots_[hole] = e;
+      hole = p;
+    }
+  }
+  slots_[hole] = entry{};
+  --size_;
+}
+
+void peer_table::key_index::move(const peer_key& k, std::uint32_t from, std::uint32_t to) {
+  slots_[slot_of(k, from)].index = to;
+}
+
+bool peer_table::key_index::check(const std::vector<record>& records) const {
+  if (size_ != records.size() || (!slots_.empty() && 4 * size_ > 3 * slots_.size())) {
+    return false;
+  }
+  std::size_t used = 0;
+  for (std::uint32_t p = 0; p < slots_.size(); ++p) {
+    const entry& e = slots_[p];
+    if (e.index == none) {
+      continue;
+    }
+    ++used;
+    if (e.index >= records.size()) {
+      return false;
+    }
+    const record& r = records[e.index];
+    if (e.tag != static_cast<std::uint32_t>(hash(peer_key{r.id, r.ip}) >> 32)) {
+      return false;
+    }
+    // Probe-run invariant: no empty slot between the home bucket and here.
+    for (std::uint32_t q = e.tag & mask_; q != p; q = (q + 1) & mask_) {
+      if (slots_[q].index == none) {
+        return false;
+      }
+    }
+  }
+  if (used != size_) {
+    return false;
+  }
+  for (std::uint32_t i = 0; i < records.size(); ++i) {
+    if (find(peer_key{records[i].id, records[i].ip}, records) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // -- peer_table --------------------------------------------------------------
 
 peer_table::peer_table(std::uint64_t seed, std::size_t max_peers)
-    : max_peers_(std::min<std::size_t>(max_peers, no_slot - 1)), rng_(seed) {}
+    : max_peers_(std::min<std::size_t>(max_peers, no_slot - 1)), rng_(seed) {
+  index_.set_key(seed);
+}
 
-void peer_table::write_compact(const record& r) {
+void peer_table::write_compact(std::uint32_t i) {
+  const record& r = records_[i];
   family& f = family_of(r.ip);
-  char* out = &f.compact[static_cast<std::size_t>(r.slot) * f.width];
+  char* out = &f.compact[static_cast<std::size_t>(hot_[i].slot) * f.width];
   const std::size_t addr_len = r.ip.length();
   std::memcpy(out, r.ip.bytes.data(), addr_len);
   out[addr_len] = static_cast<char>(r.port >> 8);
@@ -89,20 +280,19 @@ void peer_table::swap_slots(family& f, std::uint32_t a, std::uint32_t b) {
   std::memcpy(pa, pb, f.width);
   std::memcpy(pb, tmp, f.width);
   std::swap(f.owner[a], f.owner[b]);
-  records_[f.owner[a]].slot = a;
-  records_[f.owner[b]].slot = b;
+  hot_[f.owner[a]].slot = a;
+  hot_[f.owner[b]].slot = b;
 }
 
 void peer_table::pool_insert(std::uint32_t i) {
-  record& r = records_[i];
-  auto& pool = pool_of(r);
-  r.pool_pos = static_cast<std::uint32_t>(pool.size());
+  auto& pool = pool_of(hot_[i]);
+  records_[i].pool_pos = static_cast<std::uint32_t>(pool.size());
   pool.push_back(i);
 }
 
 void peer_table::pool_erase(std::uint32_t i) {
   record& r = records_[i];
-  auto& pool = pool_of(r);
+  auto& pool = pool_of(hot_[i]);
   const std::uint32_t moved = pool.back();
   pool[r.pool_pos] = moved;
   records_[moved].pool_pos = r.pool_pos;
@@ -111,32 +301,33 @@ void peer_table::pool_erase(std::uint32_t i) {
 }
 
 void peer_table::exclude(std::uint32_t i) {
-  record& r = records_[i];
-  assert(!r.quarantined);
-  family& f = family_of(r.ip);
-  // Move r's slot to the last sampleable position, then shrink the
+  hot_entry& h = hot_[i];
+  assert(!h.has(hot_quarantined));
+  family& f = family_of(h);
+  // Move the slot to the last sampleable position, then shrink the
   // sampleable range over it.
-  swap_slots(f, r.slot, f.active - 1);
+  swap_slots(f, h.slot, f.active - 1);
   --f.active;
   pool_erase(i);
-  r.quarantined = true;
+  h.set(hot_quarantined, true);
 }
 
 void peer_table::include(std::uint32_t i) {
-  record& r = records_[i];
-  assert(r.quarantined);
-  family& f = family_of(r.ip);
-  // The first quarantined slot becomes sampleable: put r there.
-  swap_slots(f, r.slot, f.active);
+  hot_entry& h = hot_[i];
+  assert(h.has(hot_quarantined));
+  family& f = family_of(h);
+  // The first quarantined slot becomes sampleable: put this peer there.
+  swap_slots(f, h.slot, f.active);
   ++f.active;
   pool_insert(i);
-  r.quarantined = false;
+  h.set(hot_quarantined, false);
 }
 
 void peer_table::reconcile(std::uint32_t i) {
-  const record& r = records_[i];
-  const bool want = r.traits.has(flag_quarantined);
-  if (want != r.quarantined) {
+  const std::uint8_t flags = records_[i].traits.flags;
+  hot_[i].flags = flags;
+  const bool want = (flags & flag_quarantined) != 0;
+  if (want != hot_[i].has(hot_quarantined)) {
     want ? exclude(i) : include(i);
   }
 }
@@ -174,8 +365,8 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     time_point now) {
   sync();
   const peer_key key{id, ep.ip};
-  auto it = index_.find(key);
-  if (it == index_.end()) {
+  const std::uint32_t found = locate(key);
+  if (found == none) {
     if (event == announce_event::stopped) {
       return {change::ignored, nullptr};
     }
@@ -188,52 +379,59 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     r.id = id;
     r.ip = ep.ip;
     r.port = ep.port;
-    r.seeder = left == 0;
     r.completed = event == announce_event::completed;
-    r.slot = static_cast<std::uint32_t>(f.owner.size());
     r.last_seen = now;
-    index_.emplace(key, i);
+    hot_entry h;
+    h.slot = static_cast<std::uint32_t>(f.owner.size());
+    h.set(hot_v6, ep.ip.v6);
+    h.set(hot_seeder, left == 0);
+    index_.insert(key, i);
     f.owner.push_back(i);
     f.compact.resize(f.compact.size() + f.width);
     records_.push_back(std::move(r));
-    write_compact(records_.back());
+    hot_.push_back(h);
+    reveal_.emplace_back();
+    write_compact(i);
     // New peers are sampleable: move the new slot in front of the
     // quarantined ones.
-    swap_slots(f, records_.back().slot, f.active);
+    swap_slots(f, hot_[i].slot, f.active);
     ++f.active;
     pool_insert(i);
     hint_ = i;
-    ++(records_.back().seeder ? seeders_ : leechers_);
+    hint_key_ = key;
+    ++(left == 0 ? seeders_ : leechers_);
     if (records_.back().completed) {
       ++downloaded_;
     }
     pending_.push_back(i);
     return {change::added, &records_[i].traits};
   }
-  const std::uint32_t i = it->second;
+  const std::uint32_t i = found;
   if (event == announce_event::stopped) {
     remove_at(i);
     return {change::removed, &last_removed_};
   }
   record& r = records_[i];
+  hot_entry& h = hot_[i];
   hint_ = i;
+  hint_key_ = key;
   r.last_seen = now;
   if (r.port != ep.port) {
     r.port = ep.port;
-    write_compact(r);
+    write_compact(i);
   }
   const bool seeder = left == 0;
-  if (seeder != r.seeder) {
+  if (seeder != h.has(hot_seeder)) {
     // Exact counts through transitions (leecher -> seeder, and back when a
     // client re-checks data and finds it incomplete).
-    --(r.seeder ? seeders_ : leechers_);
+    --(h.has(hot_seeder) ? seeders_ : leechers_);
     ++(seeder ? seeders_ : leechers_);
-    if (!r.quarantined) {
+    if (!h.has(hot_quarantined)) {
       pool_erase(i);
-      r.seeder = seeder;
+      h.set(hot_seeder, seeder);
       pool_insert(i);
     } else {
-      r.seeder = seeder;
+      h.set(hot_seeder, seeder);
     }
   }
   if (event == announce_event::completed && !r.completed) {
@@ -241,7 +439,7 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     ++downloaded_;
   }
   pending_.push_back(i);
-  return {change::updated, &r.traits};
+  return {change::updated, &fresh_traits(i)};
 }
 
 peer_traits* peer_table::traits(const peer_key& k) {
@@ -250,26 +448,27 @@ peer_traits* peer_table::traits(const peer_key& k) {
     return nullptr;
   }
   pending_.push_back(i);
-  return &records_[i].traits;
+  return &fresh_traits(i);
 }
 
 const peer_traits* peer_table::traits(const peer_key& k) const {
   const std::uint32_t i = locate(k);
-  return i == none ? nullptr : &records_[i].traits;
+  return i == none ? nullptr : &fresh_traits(i);
 }
 
 void peer_table::remove_at(std::uint32_t i) {
   record& r = records_[i];
-  --(r.seeder ? seeders_ : leechers_);
-  index_.erase(peer_key{r.id, r.ip});
-  if (!r.quarantined) {
+  const hot_entry h = hot_[i];
+  --(h.has(hot_seeder) ? seeders_ : leechers_);
+  index_.erase(peer_key{r.id, r.ip}, i);
+  if (!h.has(hot_quarantined)) {
     pool_erase(i);
   }
 
   // Swap-remove the compact bytes: first to the end of the sampleable range
   // (if it is in it), then to the family's last slot, which is dropped.
-  family& f = family_of(r.ip);
-  std::uint32_t s = r.slot;
+  family& f = family_of(h);
+  std::uint32_t s = h.slot;
   if (s < f.active) {
     swap_slots(f, s, f.active - 1);
     s = --f.active;
@@ -279,31 +478,42 @@ void peer_table::remove_at(std::uint32_t i) {
   f.compact.resize(f.compact.size() - f.width);
 
   last_removed_ = std::move(r.traits);
+  last_removed_.served = hot_[i].served;
 
-  // Swap-remove the record: the last record moves into i.
+  // Swap-remove the record and its hot and reveal entries: the last one
+  // moves into i.
   const std::uint32_t last = static_cast<std::uint32_t>(records_.size() - 1);
+  if (hint_ == i) {
+    hint_ = none;
+  } else if (hint_ == last) {
+    hint_ = i;
+  }
   if (i != last) {
     records_[i] = std::move(records_[last]);
+    hot_[i] = hot_[last];
+    reveal_[i] = reveal_[last];
     const record& moved = records_[i];
-    index_[peer_key{moved.id, moved.ip}] = i;
-    family_of(moved.ip).owner[moved.slot] = i;
-    if (!moved.quarantined) {
-      pools_[moved.seeder ? 0 : 1][moved.ip.v6 ? 1 : 0][moved.pool_pos] = i;
+    const hot_entry& mh = hot_[i];
+    index_.move(peer_key{moved.id, moved.ip}, last, i);
+    family_of(mh).owner[mh.slot] = i;
+    if (!mh.has(hot_quarantined)) {
+      pool_of(mh)[moved.pool_pos] = i;
     }
   }
   records_.pop_back();
+  hot_.pop_back();
+  reveal_.pop_back();
 }
 
 std::uint32_t peer_table::locate(const peer_key& k) const {
   // Selection follows the requester's own announce: try that record first.
-  if (hint_ < records_.size()) {
-    const record& r = records_[hint_];
-    if (r.id == k.id && r.ip == k.ip) {
-      return hint_;
-    }
+  // The key is compared with the table's own copy, not the record's, so a
+  // miss costs no cache miss on the record.
+  if (hint_ != none && same_key(hint_key_.id, hint_key_.ip, k)) {
+    assert(hint_ < records_.size());
+    return hint_;
   }
-  auto it = index_.find(k);
-  return it == index_.end() ? none : it->second;
+  return index_.find(k, records_);
 }
 
 template <class Prepare, class Emit4, class Emit6>
@@ -315,9 +525,9 @@ std::size_t peer_table::select(const peer_key& requester, std::size_t n, family_
   std::uint32_t skip4 = none;
   std::uint32_t skip6 = none;
   if (const std::uint32_t i = locate(requester); i != none) {
-    const record& r = records_[i];
-    if (!r.quarantined) {
-      (requester.ip.v6 ? skip6 : skip4) = r.slot;
+    const hot_entry& h = hot_[i];
+    if (!h.has(hot_quarantined)) {
+      (requester.ip.v6 ? skip6 : skip4) = h.slot;
     }
   }
   auto avail4 = static_cast<std::uint32_t>(v4_.active - (skip4 != none));
@@ -412,23 +622,30 @@ std::size_t peer_table::select_entries(const peer_key& requester, std::size_t n,
 }
 
 bool peer_table::find(const peer_key& k, endpoint& out) const {
-  auto it = index_.find(k);
-  if (it == index_.end()) {
+  const std::uint32_t i = locate(k);
+  if (i == none) {
     return false;
   }
-  const record& r = records_[it->second];
+  const record& r = records_[i];
   out.ip = r.ip;
   out.port = r.port;
   return true;
 }
 
 bool peer_table::is_seeder(const peer_key& k) const {
-  auto it = index_.find(k);
-  return it != index_.end() && records_[it->second].seeder;
+  const std::uint32_t i = locate(k);
+  return i != none && seeder_at(i);
 }
 
 bool peer_table::check_invariants() const {
-  if (index_.size() != records_.size()) {
+  if (hot_.size() != records_.size() || reveal_.size() != records_.size()) {
+    return false;
+  }
+  if (!index_.check(records_)) {
+    return false;
+  }
+  if (hint_ != none && (hint_ >= records_.size() ||
+                         !(peer_key{records_[hint_].id, records_[hint_].ip} == hint_key_))) {
     return false;
   }
   if (v4_.owner.size() + v6_.owner.size() != records_.size()) {
@@ -462,33 +679,39 @@ bool peer_table::check_invariants() const {
   std::size_t completed = 0;
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const record& r = records_[i];
-    auto it = index_.find(peer_key{r.id, r.ip});
-    if (it == index_.end() || it->second != i) {
+    const hot_entry& h = hot_[i];
+    // The hot entry mirrors the record: family, and (once synced) flags.
+    if (h.has(hot_v6) != r.ip.v6 || (h.state & ~(hot_quarantined | hot_v6 | hot_seeder)) != 0) {
       return false;
     }
+    if (h.mark > mark_epoch_) {
+      return false;
+    }
+    const bool quarantined = h.has(hot_quarantined);
     const family& f = r.ip.v6 ? v6_ : v4_;
-    if (r.slot >= f.owner.size() || f.owner[r.slot] != i) {
+    if (h.slot >= f.owner.size() || f.owner[h.slot] != i) {
       return false;
     }
     // Quarantine partition: sampleable slots first, and in a pool exactly
     // when sampleable.
-    if (r.quarantined != (r.slot >= f.active)) {
+    if (quarantined != (h.slot >= f.active)) {
       return false;
     }
-    if (r.quarantined) {
+    if (quarantined) {
       if (r.pool_pos != none) {
         return false;
       }
     } else {
-      const auto& pool = pools_[r.seeder ? 0 : 1][r.ip.v6 ? 1 : 0];
+      const auto& pool = pools_[h.has(hot_seeder) ? 0 : 1][r.ip.v6 ? 1 : 0];
       if (r.pool_pos >= pool.size() || pool[r.pool_pos] != i) {
         return false;
       }
     }
-    if (!pending[i] && r.quarantined != r.traits.has(flag_quarantined)) {
+    if (!pending[i] &&
+        (quarantined != r.traits.has(flag_quarantined) || h.flags != r.traits.flags)) {
       return false;
     }
-    const char* bytes = &f.compact[static_cast<std::size_t>(r.slot) * f.width];
+    const char* bytes = &f.compact[static_cast<std::size_t>(h.slot) * f.width];
     const std::size_t len = r.ip.length();
     if (std::memcmp(bytes, r.ip.bytes.data(), len) != 0) {
       return false;
@@ -498,7 +721,7 @@ bool peer_table::check_invariants() const {
     if (port != r.port) {
       return false;
     }
-    seeders += r.seeder;
+    seeders += h.has(hot_seeder);
     completed += r.completed;
   }
   if (seeders != seeders_ || records_.size() - seeders != leechers_) {

@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -35,6 +34,9 @@ struct peer_key {
   }
 };
 
+/// Unkeyed hash of a peer_key, for callers' own containers. The table's
+/// index does not use it: it hashes with a per-table secret key (see
+/// `peer_table::key_index`), since peer ids are chosen by clients.
 struct peer_key_hasher {
   std::size_t operator()(const peer_key& k) const noexcept;
 };
@@ -119,12 +121,24 @@ class sparse_sampler {
 /// Storage (all dense, removal is swap-with-last, so every operation is O(1)
 /// apart from selection, which is O(peers returned)):
 ///
-///   index_ : peer_key -> i          records_[i] : id, ip, port, role, slot,
-///                                                  pool_pos, last_seen, traits
+///   index_ : peer_key -> i          records_[i] : id, ip, port, pool_pos,
+///                                                  last_seen, traits (cold)
+///                                    hot_[i]     : mark, served, slot, flags,
+///                                                  quarantined, v6, seeder
+///                                    reveal_[i]  : flash-crowd round, count
 ///   v4_.compact : 6 bytes per IPv4 peer  (addr, port; network order, BEP 23)
 ///   v6_.compact : 18 bytes per IPv6 peer (addr, port; network order, BEP 7)
-///   vN_.owner[slot] = i                 records_[i].slot = slot
+///   vN_.owner[slot] = i                 hot_[i].slot = slot
 ///   pools_[role][family][pool_pos] = i  records_[i].pool_pos = pool_pos
+///
+/// Hot/cold split. Selection looks at many candidates per reply, on swarms
+/// far larger than the cache: each look must be one small random read, not
+/// a 200-byte record. So what a candidate check and a pick need lives in
+/// the dense 16-byte `hot_` array (see `hot_entry`), and the reply bytes
+/// come from the compact vectors; only announces, sweeps and the detectors
+/// touch `records_`. `hot_`, `reveal_` and `records_` are one logical
+/// array: every add, swap-remove, slot swap, role change and quarantine
+/// move updates them together, and `check_invariants` checks it.
 ///
 /// The compact vectors hold every peer's reply bytes ready, so a compact
 /// reply is a run of `append(6 or 18 bytes)` straight from them.
@@ -139,9 +153,16 @@ class sparse_sampler {
 ///
 /// The detectors set the flag through the `peer_traits*` this table hands
 /// out (`announce_ex`, `traits`), so the table cannot see the write. It
-/// remembers which records it handed out and reconciles their placement at
-/// the start of the next non-const call (`sync`); `for_each_mut` marks every
-/// record. Counts (`seeders`, `leechers`, `size`) include quarantined peers.
+/// remembers which records it handed out and reconciles their placement,
+/// and their hot copy of the flags, at the start of the next non-const call
+/// (`sync`); `for_each_mut` marks every record. Counts (`seeders`,
+/// `leechers`, `size`) include quarantined peers.
+///
+/// `peer_traits::served` is kept in the hot array (the allocator bumps it
+/// per pick without touching the record) and copied into the traits
+/// whenever the table hands them out: `traits`, `announce_ex`, `for_each`,
+/// `for_each_mut`, the sweep callback, `last_removed`. Writes to `served`
+/// through a traits pointer are not read back.
 ///
 /// Roles. `pools_[0]` holds seeders, `pools_[1]` leechers, each split by
 /// family, so role- and family-restricted sampling is exact and O(draws).
@@ -200,8 +221,10 @@ class peer_table {
   /// storage order. `f` must not call into the table.
   template <class F>
   void for_each(F&& f) const {
-    for (const record& r : records_) {
-      f(peer_key{r.id, r.ip}, endpoint{r.ip, r.port}, r.seeder, r.traits);
+    for (std::uint32_t i = 0; i < records_.size(); ++i) {
+      const record& r = records_[i];
+      f(peer_key{r.id, r.ip}, endpoint{r.ip, r.port}, seeder_at(i),
+        static_cast<const peer_traits&>(fresh_traits(i)));
     }
   }
 
@@ -211,8 +234,9 @@ class peer_table {
   template <class F>
   void for_each_mut(F&& f) {
     sync();
-    for (record& r : records_) {
-      f(peer_key{r.id, r.ip}, endpoint{r.ip, r.port}, r.seeder, r.traits);
+    for (std::uint32_t i = 0; i < records_.size(); ++i) {
+      const record& r = records_[i];
+      f(peer_key{r.id, r.ip}, endpoint{r.ip, r.port}, seeder_at(i), fresh_traits(i));
     }
     resync_all_ = true;
   }
@@ -260,10 +284,12 @@ class peer_table {
     sweep_result res;
     while (res.examined < budget && cursor_ < records_.size()) {
       ++res.examined;
-      const record& r = records_[cursor_];
+      const auto c = static_cast<std::uint32_t>(cursor_);
+      const record& r = records_[c];
       if (now - r.last_seen >= timeout) {
-        on_expired(peer_key{r.id, r.ip}, r.seeder, r.traits);
-        remove_at(static_cast<std::uint32_t>(cursor_));
+        on_expired(peer_key{r.id, r.ip}, seeder_at(c),
+                   static_cast<const peer_traits&>(fresh_traits(c)));
+        remove_at(c);
         ++res.expired;
       } else {
         ++cursor_;
@@ -294,7 +320,7 @@ class peer_table {
   std::size_t quarantined_count() const noexcept {
     return v4_.owner.size() - v4_.active + v6_.owner.size() - v6_.active;
   }
-  bool contains(const peer_key& k) const { return index_.count(k) != 0; }
+  bool contains(const peer_key& k) const { return locate(k) != none; }
   /// The stored endpoint of `k` (port as last announced); false if unknown.
   bool find(const peer_key& k, endpoint& out) const;
   /// Whether `k` is stored and a seeder.
@@ -319,32 +345,113 @@ class peer_table {
 
   static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 
-  /// Field order matters for the allocation policies on huge swarms: they
-  /// read a candidate's flags, progress and `served` (the tail of
-  /// `peer_traits`) and then mark, role, placement and address, so those
-  /// sit together right after `traits` (one or two cache lines per
-  /// candidate instead of three or four).
+  /// The cold part of a peer: everything an announce reads or writes, and
+  /// nothing a candidate check needs (that is `hot_entry`). Key, address
+  /// and timestamps first, where the index's key comparison and the
+  /// announce land.
   struct record {
-    peer_traits traits;
+    peer_id id;
+    ip_address ip;
+    std::uint16_t port = 0;
+    /// This peer's `completed` is already in `downloaded_`.
+    bool completed = false;
+    /// Index into pools_[role][family]; `none` while quarantined.
+    std::uint32_t pool_pos = none;
+    time_point last_seen{};
+    /// `mutable` only so that const accessors can refresh `traits.served`
+    /// from `hot_entry::served` before handing the traits out. So const
+    /// calls that hand out traits (`traits`, `for_each`) write: like every
+    /// other call, they must not run concurrently with another (the table
+    /// has one owner, its swarm).
+    mutable peer_traits traits;
+  };
+
+  /// bits of `hot_entry::state`
+  static constexpr std::uint8_t hot_quarantined = 1u << 0;  ///< out of the sampling sets
+  static constexpr std::uint8_t hot_v6 = 1u << 1;           ///< `ip.v6`
+  static constexpr std::uint8_t hot_seeder = 1u << 2;       ///< role
+
+  /// What selection reads and writes per candidate, 16 bytes, in `hot_`
+  /// parallel to `records_` (hot_[i] belongs to records_[i]). A candidate
+  /// check and a pick touch one hot entry, one index-pool entry and (for
+  /// the reply) the compact bytes: never the ~200-byte record.
+  struct hot_entry {
     /// Allocation scratch: equals the table's `mark_epoch_` when already
     /// picked for the reply being built (dedupe across policy phases).
     std::uint32_t mark = 0;
-    /// Index into the compact vector of its family (`ip.v6`).
+    /// Times handed to another peer. The authoritative count:
+    /// `peer_traits::served` is a copy refreshed whenever the table hands
+    /// out traits (writes to that copy are not read back).
+    std::uint32_t served = 0;
+    /// Index into the compact vector of its family.
     std::uint32_t slot = 0;
-    /// Index into pools_[role][family]; `none` while quarantined.
-    std::uint32_t pool_pos = none;
-    std::uint16_t port = 0;
-    bool seeder = false;
-    /// Placement state: out of the sampling sets (see the class comment).
-    bool quarantined = false;
-    /// This peer's `completed` is already in `downloaded_`.
-    bool completed = false;
-    ip_address ip;
-    peer_id id;
-    /// Flash-crowd bookkeeping: times revealed in round `reveal_round`.
-    std::uint32_t reveal_round = 0;
-    std::uint32_t reveals = 0;
-    time_point last_seen{};
+    /// `peer_traits::flags` as of the last `sync` (every selection syncs
+    /// first, so selection sees the same flags as the traits).
+    std::uint8_t flags = 0;
+    /// `hot_*` bits.
+    std::uint8_t state = 0;
+    std::uint16_t unused = 0;
+
+    bool has(std::uint8_t bit) const noexcept { return (state & bit) != 0; }
+    void set(std::uint8_t bit, bool on) noexcept {
+      state = on ? static_cast<std::uint8_t>(state | bit) : static_cast<std::uint8_t>(state & ~bit);
+    }
+  };
+  static_assert(sizeof(hot_entry) == 16, "one quarter of a cache line per peer");
+
+  /// Flash-crowd bookkeeping of one peer, parallel to `records_`: times
+  /// revealed in round `round`. Only flash-crowd's seeder rotation touches it.
+  struct reveal_state {
+    std::uint32_t round = 0;
+    std::uint32_t count = 0;
+  };
+
+  /// peer_key -> records_ index: open addressing with linear probing over a
+  /// power-of-two array of 8-byte slots {32-bit hash tag, index}.
+  ///
+  ///   slot:  [ tag (high 32 bits of the keyed hash) | records_ index ]
+  ///   home bucket = tag & mask; empty slot: index == none
+  ///
+  /// A lookup compares the full key (in the record) only when the tag
+  /// matches, so a miss costs about one cache line of the index and a hit
+  /// one more of the record (which the announce touches anyway). Growing
+  /// rehashes from the stored tags, never from the records. Deletion shifts
+  /// the following entries back (no tombstones), so probe runs stay short
+  /// under churn. Load is kept <= 3/4.
+  ///
+  /// The hash is keyed (per table, from the table's seed and a per-process
+  /// random secret): peer ids are chosen by clients, and an unkeyed hash
+  /// would let one craft ids that share a home bucket and turn every probe
+  /// into a scan. The key changes no observable behaviour (nothing iterates
+  /// the index), so seeded runs stay reproducible.
+  class key_index {
+   public:
+    struct entry {
+      std::uint32_t tag = 0;
+      std::uint32_t index = none;
+    };
+    void set_key(std::uint64_t seed) noexcept;
+    std::uint64_t hash(const peer_key& k) const noexcept;
+    std::size_t size() const noexcept { return size_; }
+    /// The records_ index stored for `k`, or `none`. `records` resolves tag
+    /// matches to keys.
+    std::uint32_t find(const peer_key& k, const std::vector<record>& records) const;
+    /// Adds `k` -> i (k must be absent).
+    void insert(const peer_key& k, std::uint32_t i);
+    /// Removes the entry of `k`, which must map to `i`.
+    void erase(const peer_key& k, std::uint32_t i);
+    /// Changes the entry of `k` from `from` to `to` (a record moved).
+    void move(const peer_key& k, std::uint32_t from, std::uint32_t to);
+    /// Probe-run and tag invariants, and that every record is found; O(size).
+    bool check(const std::vector<record>& records) const;
+
+   private:
+    std::uint32_t slot_of(const peer_key& k, std::uint32_t i) const;
+    void grow();
+    std::vector<entry> slots_;
+    std::uint32_t mask_ = 0;
+    std::size_t size_ = 0;
+    std::uint64_t k0_ = 0, k1_ = 0, k2_ = 0, k3_ = 0;
   };
 
   /// The ready-made compact bytes of one address family.
@@ -358,10 +465,18 @@ class peer_table {
   };
 
   family& family_of(const ip_address& ip) noexcept { return ip.v6 ? v6_ : v4_; }
-  std::vector<std::uint32_t>& pool_of(const record& r) noexcept {
-    return pools_[r.seeder ? 0 : 1][r.ip.v6 ? 1 : 0];
+  family& family_of(const hot_entry& h) noexcept { return h.has(hot_v6) ? v6_ : v4_; }
+  std::vector<std::uint32_t>& pool_of(const hot_entry& h) noexcept {
+    return pools_[h.has(hot_seeder) ? 0 : 1][h.has(hot_v6) ? 1 : 0];
   }
-  void write_compact(const record& r);
+  bool seeder_at(std::uint32_t i) const noexcept { return hot_[i].has(hot_seeder); }
+  /// Refreshes records_[i].traits.served from the hot entry (before the
+  /// traits are handed out) and returns the traits.
+  peer_traits& fresh_traits(std::uint32_t i) const noexcept {
+    records_[i].traits.served = hot_[i].served;
+    return records_[i].traits;
+  }
+  void write_compact(std::uint32_t i);
   void swap_slots(family& f, std::uint32_t a, std::uint32_t b);
   void pool_insert(std::uint32_t i);
   void pool_erase(std::uint32_t i);
@@ -379,8 +494,11 @@ class peer_table {
   /// records_ index of `k`, or `none`.
   std::uint32_t locate(const peer_key& k) const;
 
-  std::unordered_map<peer_key, std::uint32_t, peer_key_hasher> index_;
+  key_index index_;
   std::vector<record> records_;
+  /// Parallel to records_ (same index, same size, moved together).
+  std::vector<hot_entry> hot_;
+  std::vector<reveal_state> reveal_;
   family v4_{6};
   family v6_{18};
   /// [0: seeders, 1: leechers][0: IPv4, 1: IPv6] -> records_ indices of the
@@ -392,9 +510,10 @@ class peer_table {
   std::size_t max_peers_;
   /// Sweep position in records_.
   std::size_t cursor_ = 0;
-  /// The record the last announce touched (checked before use: removals
-  /// may have moved another record there).
+  /// The record the last announce touched and its key (`none` once that
+  /// record is removed; follows it when a swap-remove moves it).
   std::uint32_t hint_ = none;
+  peer_key hint_key_{};
   /// Records whose traits were handed out since the last `sync`.
   std::vector<std::uint32_t> pending_;
   bool resync_all_ = false;
@@ -405,7 +524,7 @@ class peer_table {
   /// Flash-crowd round number and leecher announces served in it.
   std::uint32_t flash_round_ = 1;
   std::size_t flash_served_ = 0;
-  /// Epoch for `record::mark` (bumped per allocation).
+  /// Epoch for `hot_entry::mark` (bumped per allocation).
   std::uint32_t mark_epoch_ = 0;
   fast_rng rng_;
   sparse_sampler sampler_;

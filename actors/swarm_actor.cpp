@@ -3,7 +3,24 @@
 #include <stdexcept>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 namespace sk {
+
+namespace {
+
+/// Sends the probes the core decided on during the last announce.
+void send_probes(swarm_actor_ptr self) {
+  auto& st = self->state;
+  if (!st.prober || !st.core->has_probe_requests()) {
+    return;
+  }
+  for (auto& r : st.core->take_probe_requests()) {
+    self->send(st.prober, probe_atom::value, std::move(r));
+  }
+}
+
+}  // namespace
 
 void reset_result(announce_result& r) {
   r.stats = {};
@@ -30,6 +47,10 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
   st.core = std::move(core);
   st.registry = std::move(registry);
   st.supervisor = std::move(supervisor);
+  if (auto reg = st.registry.lock()) {
+    st.prober = reg->prober();
+  }
+  st.core->set_probing(static_cast<bool>(st.prober));
   // A new swarm is empty until its first announce: if that never comes (a
   // route() whose request failed), the swarm still ends after idle_lifetime.
   // (A restarted swarm keeps the idle clock of its core.)
@@ -43,6 +64,7 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         if (!self->state.core->announce(a, self->clock().now(), res)) {
           return caf::make_error(caf::sec::invalid_argument);
         }
+        send_probes(self);
         return res;
       },
       [self](announce_atom, const announce_ticket_ptr& t) {
@@ -56,6 +78,21 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
           return;
         }
         t->complete(res);
+        send_probes(self);
+      },
+      [self](probe_atom, const probe_result& r) {
+        auto& core = *self->state.core;
+        if (r.hash != core.hash()) {
+          return;
+        }
+        const bool applied = core.apply_probe_result(peer_key{r.id, r.target.ip}, r.target.port,
+                                                     r.outcome, self->clock().now());
+        // Debug only (one line per probe): tests and operators can follow
+        // what probing decided without an admin API.
+        if (spdlog::should_log(spdlog::level::debug)) {
+          spdlog::debug("swarm {}: probe of {}:{} {}{}", core.hash().hex(), r.target.ip.to_string(),
+                        r.target.port, to_string(r.outcome), applied ? "" : " (stale, ignored)");
+        }
       },
       [self](scrape_atom) { return self->state.core->scrape(); },
       [self](sweep_atom) {

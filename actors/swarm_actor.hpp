@@ -37,6 +37,12 @@
 ///                                                 error) if `swarm_config::test_hooks`,
 ///                                                 else ignored: tests prove restarts
 ///
+///   Reachability probes (only with a prober and `probe.enabled`):
+///   (probe_atom, probe_result)                    the prober's answer; applied
+///                                                 to the core (flags, quarantine)
+///   and, to the prober, (probe_atom, probe_request) for each probe the core
+///   decides on after an announce.
+///
 ///   Internal timers, sent to itself: (sweep_atom), (tick_atom).
 ///
 /// Health: every `health_tick` the core evaluates its health; a changed
@@ -89,6 +95,10 @@ class swarm_registry {
     (void)replacement;
     return false;
   }
+  /// The reachability prober swarms send `(probe_atom, probe_request)` to;
+  /// invalid (the default): swarms never probe. Read once when a swarm
+  /// actor starts (also a restarted one).
+  virtual caf::actor prober() const { return {}; }
 };
 
 /// State of a swarm actor (the actor itself only passes messages).
@@ -102,6 +112,8 @@ struct swarm_state {
   caf::actor observer;
   /// Reused by the ticket handler (keeps buffer capacity between announces).
   announce_result scratch;
+  /// Where probe requests go (from the registry); invalid: no probing.
+  caf::actor prober;
 };
 
 using swarm_actor_ptr = caf::stateful_actor<swarm_state>*;

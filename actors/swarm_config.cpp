@@ -77,6 +77,15 @@ std::string swarm_config::validate() const {
   if (!(intervals.jitter >= 0.0 && intervals.jitter <= 0.5)) {
     return "interval jitter must be in [0, 0.5] (got " + std::to_string(intervals.jitter) + ")";
   }
+  if (probe.reprobe_after <= seconds{0}) {
+    return "probe re-probe period must be positive (got " + seconds_text(probe.reprobe_after) + ")";
+  }
+  if (probe.max_outstanding == 0) {
+    return "probes outstanding per swarm must be at least 1";
+  }
+  if (probe.result_timeout <= seconds{0}) {
+    return "probe result timeout must be positive (got " + seconds_text(probe.result_timeout) + ")";
+  }
   if (history_size == 0) {
     return "remediation history size must be at least 1";
   }

@@ -48,6 +48,34 @@ struct interval_control {
   double jitter = 0.1;
 };
 
+/// When a swarm asks for reachability probes (issue 5: optional, off by
+/// default). The probing itself (sockets, deadlines, address rules, the
+/// per-address cooldown) is the prober's business (net/reachability_prober);
+/// the swarm decides only which of its peers to ask about and how many at once.
+///
+///   announce of a stored, non-quarantined peer with a port
+///     └─ never probed, or probed for another port, or last asked
+///        `reprobe_after` ago ─┬─ fewer than `max_outstanding` asked ─▶ request
+///                             └─ else: wait for its next announce
+///   result: reachable ─▶ flag_reachable (clears flag_unreachable)
+///           unreachable ─▶ flag_unreachable (clears flag_reachable; NATed
+///                          peers are normal: never quarantined)
+///           bogus ─▶ flag_quarantined (never handed to others)
+///           skipped ─▶ nothing
+/// An answer that does not come within `result_timeout` frees its slot.
+struct probe_settings {
+  /// Ask for probes at all. Takes effect only in swarms that were given a
+  /// prober (the daemon's `probe.enable`). Off by default.
+  bool enabled = false;
+  /// A peer is probed again after this long. 1 h.
+  std::chrono::seconds reprobe_after{3600};
+  /// Probes one swarm may have asked for and not yet heard back about. 8.
+  std::size_t max_outstanding = 8;
+  /// An outstanding probe without an answer for this long is forgotten (the
+  /// prober stopped, or the answer went to a crashed predecessor). 5 min.
+  std::chrono::seconds result_timeout{300};
+};
+
 /// Tunables shared by every swarm actor (each swarm keeps its own copy, so
 /// that remediation can later change one swarm without touching others).
 ///
@@ -114,6 +142,8 @@ struct swarm_config {
   bool warn_seeders_when_degraded = true;
   std::string seeder_warning_text =
       "This torrent is short of seeders: please keep seeding, it helps others finish";
+  /// Reachability probe decisions (off by default).
+  probe_settings probe;
   /// Remediation actions remembered per swarm (oldest dropped first).
   std::size_t history_size = 64;
   /// Test-only hooks: `(crash_atom)` makes the swarm actor throw, so tests

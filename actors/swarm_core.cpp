@@ -130,6 +130,11 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
     tracker_.on_completed(now);
   }
 
+  // Reachability: a stored peer may be due for a probe (off by default).
+  if (probing_ && requester_traits != nullptr) {
+    consider_probe(key, a.peer.port, *traits, now);
+  }
+
   // 4. Peers: a peer that leaves needs none; everyone else gets the
   // policy's choice. (A rejected new peer, table full, still gets some: it
   // is not excluded because it is not stored.)
@@ -176,6 +181,7 @@ peer_table::sweep_result swarm_core::sweep(time_point now) {
 }
 
 std::optional<health_report> swarm_core::tick(time_point now) {
+  expire_probes(now);
   sample_.clear();
   table_.for_each([this](const peer_key&, const endpoint&, bool seeder, const peer_traits& t) {
     sample_.add(t, seeder);
@@ -234,6 +240,108 @@ bool swarm_core::seeder_appeal_active() const noexcept {
   return r != nullptr && r->state != swarm_health::healthy && (r->reasons & seeding_reasons) != 0;
 }
 
+// -- reachability probes ---------------------------------------------------------
+
+void swarm_core::consider_probe(const peer_key& key, std::uint16_t port, peer_traits& t,
+                                time_point now) {
+  // Nothing to dial at port 0; a quarantined peer is never handed out, so
+  // whether it is reachable changes nothing.
+  if (port == 0 || t.has(flag_quarantined)) {
+    return;
+  }
+  const std::int64_t now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  const bool due = t.probed_port != port || now_s - static_cast<std::int64_t>(t.probed_at_s) >=
+                                                cfg_.probe.reprobe_after.count();
+  if (!due) {
+    return;
+  }
+  for (const auto& o : probe_outstanding_) {
+    if (o.key == key) {
+      return;  // one probe per peer at a time
+    }
+  }
+  if (probe_outstanding_.size() >= cfg_.probe.max_outstanding) {
+    expire_probes(now);
+    if (probe_outstanding_.size() >= cfg_.probe.max_outstanding) {
+      return;  // bounded: this peer gets its chance at a later announce
+    }
+  }
+  if (t.probed_port != 0 && t.probed_port != port) {
+    // What we knew was about another port.
+    t.set(flag_reachable, false);
+    t.set(flag_unreachable, false);
+  }
+  t.probed_at_s = static_cast<std::uint32_t>(now_s);
+  t.probed_port = port;
+  probe_outstanding_.push_back({key, port, now});
+  probe_ready_.push_back(probe_request{hash_, key.id, endpoint{key.ip, port}});
+  ++counters_.probes_requested;
+}
+
+void swarm_core::expire_probes(time_point now) {
+  const auto before = probe_outstanding_.size();
+  probe_outstanding_.erase(std::remove_if(probe_outstanding_.begin(), probe_outstanding_.end(),
+                                          [&](const outstanding_probe& o) {
+                                            return now - o.since >= cfg_.probe.result_timeout;
+                                          }),
+                           probe_outstanding_.end());
+  counters_.probes_expired += before - probe_outstanding_.size();
+}
+
+std::vector<probe_request> swarm_core::take_probe_requests() {
+  std::vector<probe_request> out;
+  out.swap(probe_ready_);
+  return out;
+}
+
+bool swarm_core::apply_probe_result(const peer_key& key, std::uint16_t port, probe_outcome outcome,
+                                    time_point now) {
+  for (auto it = probe_outstanding_.begin(); it != probe_outstanding_.end(); ++it) {
+    if (it->key == key && it->port == port) {
+      probe_outstanding_.erase(it);
+      break;
+    }
+  }
+  expire_probes(now);
+  // A late answer (after its slot expired) is still a fact about the peer,
+  // as long as the peer is still there at that port.
+  endpoint stored;
+  if (!table_.find(key, stored) || stored.port != port) {
+    return false;
+  }
+  peer_traits* t = table_.traits(key);
+  switch (outcome) {
+    case probe_outcome::reachable:
+      ++counters_.probes_reachable;
+      t->set(flag_reachable);
+      t->set(flag_unreachable, false);
+      break;
+    case probe_outcome::unreachable:
+      // Not quarantined: a NATed peer can still dial out; the
+      // reachability-aware policy only never pairs two such peers.
+      ++counters_.probes_unreachable;
+      t->set(flag_unreachable);
+      t->set(flag_reachable, false);
+      break;
+    case probe_outcome::bogus:
+      // Connected, but not a BitTorrent peer of this torrent (a reflection
+      // victim, some other service): never hand it to anyone.
+      ++counters_.probes_bogus;
+      t->set(flag_quarantined);
+      t->set(flag_reachable, false);
+      t->set(flag_unreachable, false);
+      break;
+    case probe_outcome::skipped:
+      ++counters_.probes_skipped;
+      return true;
+  }
+  // The table cannot see writes through a traits pointer: place the peer
+  // (in or out of the sampling sets) now.
+  table_.sync();
+  return true;
+}
+
 bool swarm_core::set_knobs(const swarm_knobs& k) {
   if (!valid_scale(k.interval_scale) || !valid_scale(k.leecher_interval_scale) ||
       static_cast<int>(k.policy) >= policy_kind_count) {
@@ -284,6 +392,10 @@ bool swarm_core::check_invariants() const {
     return false;
   }
   if (history_.size() > cfg_.history_size) {
+    return false;
+  }
+  if (probe_outstanding_.size() > cfg_.probe.max_outstanding ||
+      probe_ready_.size() > probe_outstanding_.size()) {
     return false;
   }
   // The idle clock runs exactly while the table is empty (both are updated

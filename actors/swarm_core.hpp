@@ -59,6 +59,14 @@ struct swarm_core_counters {
   std::uint64_t warned = 0;
   /// Seeders served with the "keep seeding" appeal.
   std::uint64_t seeder_appeals = 0;
+  /// Reachability probes asked for, and the answers applied by outcome.
+  std::uint64_t probes_requested = 0;
+  std::uint64_t probes_reachable = 0;
+  std::uint64_t probes_unreachable = 0;
+  std::uint64_t probes_bogus = 0;
+  std::uint64_t probes_skipped = 0;
+  /// Outstanding probes forgotten after `probe.result_timeout`.
+  std::uint64_t probes_expired = 0;
 };
 
 class swarm_core {
@@ -121,6 +129,30 @@ class swarm_core {
   void set_seeder_warning(bool on) { knobs_.seeder_warning = on; }
   void set_quarantine_strict(bool on);
 
+  // -- reachability probes -------------------------------------------------------
+  //
+  // The core decides when a peer is probed (see `probe_settings`); whoever
+  // owns the core (the swarm actor) sends the requests to a prober and
+  // feeds the answers back.
+
+  /// Turns probe decisions on or off. On only when `config().probe.enabled`
+  /// too; the swarm actor turns it on when it has a prober (a swarm without
+  /// one never asks). Off initially.
+  void set_probing(bool on) noexcept { probing_ = on && cfg_.probe.enabled; }
+  bool probing() const noexcept { return probing_; }
+  /// The probe requests decided since the last call (each already counts as
+  /// outstanding). At most `probe.max_outstanding`.
+  std::vector<probe_request> take_probe_requests();
+  bool has_probe_requests() const noexcept { return !probe_ready_.empty(); }
+  /// Probes asked for and not yet answered (or expired).
+  std::size_t outstanding_probes() const noexcept { return probe_outstanding_.size(); }
+  /// Applies the answer for peer `key` probed at `port`: sets the
+  /// reachability flags or quarantines (see `probe_settings`), and frees its
+  /// outstanding slot. Returns false, changing no flag, when the peer is
+  /// gone or now announces another port (the answer is stale).
+  bool apply_probe_result(const peer_key& key, std::uint16_t port, probe_outcome outcome,
+                          time_point now);
+
   // -- remediation history ------------------------------------------------------
 
   /// Appends one action, dropping the oldest beyond `history_size`.
@@ -150,6 +182,10 @@ class swarm_core {
 
  private:
   void refuse(announce_result& out, const std::string& reason, std::int64_t retry_in_minutes);
+  /// Decides whether the peer that just announced is probed now.
+  void consider_probe(const peer_key& key, std::uint16_t port, peer_traits& t, time_point now);
+  /// Forgets outstanding probes older than `probe.result_timeout`.
+  void expire_probes(time_point now);
   void apply_behaviour_knobs();
 
   info_hash hash_;
@@ -167,6 +203,17 @@ class swarm_core {
   swarm_core_counters counters_;
   /// Interval jitter (own stream, so jitter never shifts peer selection).
   fast_rng jitter_rng_;
+  /// An asked-for probe: which peer, for which port, since when.
+  struct outstanding_probe {
+    peer_key key;
+    std::uint16_t port = 0;
+    time_point since{};
+  };
+  bool probing_ = false;
+  /// At most `probe.max_outstanding` (a linear scan is fine).
+  std::vector<outstanding_probe> probe_outstanding_;
+  /// Decided, not yet taken by the owner (a subset of the outstanding).
+  std::vector<probe_request> probe_ready_;
 };
 
 /// Health reasons more seeding would fix (the seeder appeal's trigger).

@@ -269,6 +269,24 @@ const std::vector<option_def>& option_table() {
       {"supervisor", "restart-window", kind::timespan, ts(1min), "see max-restarts"},
       {"supervisor", "event-log-size", kind::integer, num(256),
        "supervisor events kept (restarts, give-ups, remediations)"},
+      // [probe]
+      {"probe", "enable", kind::boolean, flag(false),
+       "probe peers' reachability with an outbound TCP connection and a BitTorrent handshake "
+       "(unreachable peers are never paired, peers answering something else are quarantined)"},
+      {"probe", "timeout", kind::timespan, ts(3s),
+       "deadline of a probe's connect, and again of the handshake exchange"},
+      {"probe", "max-concurrent", kind::integer, num(64), "probes connecting or talking at once"},
+      {"probe", "max-queued", kind::integer, num(1024),
+       "probes waiting for a free slot; more are dropped and counted"},
+      {"probe", "max-per-swarm", kind::integer, num(8),
+       "probes one swarm may have outstanding; other peers wait for a later announce"},
+      {"probe", "reprobe-after", kind::timespan, ts(1h),
+       "a peer is probed again after this long; one address is dialled at most once per this "
+       "period however many swarms it is in"},
+      {"probe", "allow-private", kind::boolean, flag(false),
+       "also dial private, CGNAT, link-local and unique-local addresses (a tracker on a LAN)"},
+      {"probe", "allow-loopback", kind::boolean, flag(false),
+       "also dial loopback addresses (tests only)"},
       // [log]
       {"log", "level", kind::string, str("info"),
        "log level: trace, debug, info, warn, error, critical or off (nothing per request above "
@@ -311,7 +329,7 @@ const alias_def* find_alias(caf::string_view name) {
 bool is_own_category(caf::string_view c) {
   return c == "http" || c == "udp" || c == "tracker" || c == "log" || c == "shutdown" ||
          c == "clients" || c == "health" || c == "allocation" || c == "remediation" ||
-         c == "supervisor";
+         c == "supervisor" || c == "probe";
 }
 
 template <class T>
@@ -674,6 +692,26 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   u.limits = h.limits;
   if (p.empty()) {
     if (auto err = u.validate(); !err.empty()) p.add(err);
+  }
+
+  // [probe]: the prober's settings, and the per-swarm decisions.
+  out.probe_enabled = r.boolean("probe.enable");
+  auto& pc = out.probe;
+  pc.timeout = millis(r.duration("probe.timeout", 10ms, 1min));
+  pc.max_concurrent = static_cast<std::size_t>(r.integer("probe.max-concurrent", 1, 4096));
+  pc.max_queued = static_cast<std::size_t>(r.integer("probe.max-queued", 0, 1 << 20));
+  pc.cooldown = whole_seconds(r.duration("probe.reprobe-after", 1s, one_week));
+  pc.allow_private = r.boolean("probe.allow-private");
+  pc.allow_loopback = r.boolean("probe.allow-loopback");
+  s.probe.enabled = out.probe_enabled;
+  s.probe.max_outstanding = static_cast<std::size_t>(r.integer("probe.max-per-swarm", 1, 4096));
+  s.probe.reprobe_after = pc.cooldown;
+  // An answer takes at most two deadlines once dialled; leave room for the
+  // prober's queue before a swarm forgets an outstanding probe.
+  s.probe.result_timeout = std::max<std::chrono::seconds>(
+      std::chrono::seconds{300}, whole_seconds(pc.timeout * 4 + std::chrono::seconds{60}));
+  if (p.empty()) {
+    if (auto err = pc.validate(); !err.empty()) p.add(err);
   }
 
   out.log_level = r.string("log.level");

@@ -19,6 +19,7 @@
 #include "actors/supervisor.hpp"
 #include "actors/swarm_config.hpp"
 #include "net/http_server.hpp"
+#include "net/reachability_prober.hpp"
 #include "net/tracker_bridge.hpp"
 #include "net/udp_server.hpp"
 
@@ -37,6 +38,11 @@ struct daemon_settings {
   bool udp_enabled = true;
   /// The UDP tracker; `bind` already falls back to http.bind.
   udp_config udp;
+  /// `probe.enable`: run the reachability prober (swarms probe only then;
+  /// the per-swarm decisions are in `swarm.probe`).
+  bool probe_enabled = false;
+  /// The prober ([probe]); `cooldown` is probe.reprobe-after.
+  prober_config probe;
   /// spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   /// How long SIGINT/SIGTERM waits for open requests before stopping.

@@ -2,14 +2,16 @@
 ///
 /// Start order, and the reverse stop order on SIGINT/SIGTERM:
 ///
-///   start: config ─▶ logging ─▶ actor system ─▶ swarm directory ─▶
+///   start: config ─▶ logging ─▶ actor system ─▶ reachability prober (if
+///          probe.enable) ─▶ swarm directory (handed the prober) ─▶
 ///          supervisor (restarts crashed swarms, spawns remediation) ─▶
 ///          network actors (bridge) ─▶ HTTP server (listeners, I/O threads)
 ///          ─▶ UDP server (sockets, socket workers, helper actors)
 ///   stop:  stop accepting HTTP ─▶ stop UDP (stop receiving, drain replies
 ///          in flight, stop helpers and workers) ─▶ drain HTTP connections
-///          ─▶ stop I/O threads ─▶ stop network actors ─▶ stop swarms, then
-///          the supervisor and its remediation actors ─▶ actor system
+///          ─▶ stop I/O threads ─▶ stop network actors ─▶ stop the prober
+///          (aborts probes in flight) ─▶ stop swarms, then the supervisor and
+///          its remediation actors ─▶ actor system
 ///
 /// Both front ends drain before any swarm stops, so every request that was
 /// read gets its answer if the swarms can give it in time. One deadline
@@ -32,6 +34,7 @@
 #include "actors/messages.hpp"
 #include "app/config.hpp"
 #include "net/http_server.hpp"
+#include "net/reachability_prober.hpp"
 #include "net/tracker_bridge.hpp"
 #include "net/udp_server.hpp"
 
@@ -59,7 +62,20 @@ std::string join(const std::vector<std::string>& xs) {
 int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
         const sigset_t& stop_signals) {
   caf::actor_system sys{cfg};
+  // Before the directory: its swarms get the prober's handle at spawn.
+  // Constructed only when enabled: a disabled prober starts no thread.
+  std::optional<sk::reachability_prober> prober;
+  if (settings.probe_enabled) {
+    prober.emplace(sys, settings.probe);
+    prober->start();
+    spdlog::info("reachability probes on (timeout {} ms, {} at once, re-probe after {} s{}{})",
+                 settings.probe.timeout.count(), settings.probe.max_concurrent,
+                 settings.probe.cooldown.count(),
+                 settings.probe.allow_private ? ", private ranges too" : "",
+                 settings.probe.allow_loopback ? ", loopback too" : "");
+  }
   sk::swarm_directory directory{sys, settings.swarm};
+  if (prober) directory.set_prober(prober->actor());
   // Before anything can route: every swarm is supervised from its spawn.
   directory.start_supervisor(settings.supervisor);
   sk::tracker_bridge bridge{sys, directory, settings.bridge};
@@ -96,6 +112,14 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     spdlog::warn("drain deadline passed with {} connections still open", server.connection_count());
   server.stop();
   bridge.stop();
+  if (prober) {
+    prober->stop();
+    const auto c = prober->counters();
+    spdlog::info(
+        "reachability probes: {} dialled ({} reachable, {} unreachable, {} bogus), "
+        "{} remembered, {} refused, {} dropped",
+        c.started, c.reachable, c.unreachable, c.bogus, c.remembered, c.refused, c.dropped);
+  }
   directory.stop_all();
   spdlog::info("stopped");
   return EXIT_SUCCESS;

@@ -19,8 +19,9 @@
 -- Environment:
 --   BENCH_SEED=1             population seed
 --   BENCH_TORRENTS=1000      number of torrents
---   BENCH_PEERS=20           peers per torrent
---   BENCH_MODE=steady        steady: random slots, no event (re-announces);
+--   BENCH_PEERS=100          peers per torrent
+--   BENCH_MODE=steady        steady: re-announces (no event) in the cycle
+--                            order below;
 --                            warmup: every slot with event=started, each wrk
 --                            thread over its own share, then the thread
 --                            stops (so -d is only an upper bound); needs
@@ -32,6 +33,16 @@
 --                            opentracker's whitelist format) to FILE and exit;
 --                            wrk still needs a URL argument but connects nowhere
 --
+-- Order: both modes walk each thread's share of the slots through one fixed
+-- permutation (slot = ((position - 1) * STRIDE) mod SLOTS + 1, STRIDE a prime
+-- that does not divide SLOTS), so consecutive requests go to different
+-- torrents and every peer re-announces once per cycle, as clients announce
+-- once per interval; the steady run starts where the warm-up started, so a
+-- peer's first re-announce comes a whole warm-up after its `started`. (A
+-- tracker that enforces `min interval` then sees no early re-announce as
+-- long as a cycle is longer than its early threshold; see compare.sh.)
+-- BENCH_ORDER=random restores uniformly random slots in steady mode.
+--
 -- The response hook checks every reply and done() prints one line
 --   BENCH requests=N ok=N non2xx=N failure=N nopeers=N avg_peers=X ...
 -- that compare.sh parses: non2xx counts HTTP statuses other than 2xx,
@@ -41,13 +52,16 @@
 
 local SEED = tonumber(os.getenv("BENCH_SEED") or "1")
 local TORRENTS = tonumber(os.getenv("BENCH_TORRENTS") or "1000")
-local PEERS = tonumber(os.getenv("BENCH_PEERS") or "20")
+local PEERS = tonumber(os.getenv("BENCH_PEERS") or "100")
 local MODE = os.getenv("BENCH_MODE") or "steady"
+local ORDER = os.getenv("BENCH_ORDER") or "cycle"
+local STRIDE = 1000003  -- prime
 local NUMWANT = 50
 local SEEDER_PERCENT = 25
 local PEER_ID_PREFIX = "-WB4100-"
 
 assert(MODE == "steady" or MODE == "warmup", "BENCH_MODE must be steady or warmup")
+assert(ORDER == "cycle" or ORDER == "random", "BENCH_ORDER must be cycle or random")
 assert(TORRENTS >= 1 and PEERS >= 1 and PEERS <= 60000, "bad BENCH_TORRENTS / BENCH_PEERS")
 
 -- Park-Miller "minimal standard" generator. Chosen over math.random because
@@ -120,6 +134,13 @@ for t = 1, TORRENTS do
   end
 end
 local SLOTS = #slots
+assert(SLOTS % STRIDE ~= 0, "BENCH_TORRENTS * BENCH_PEERS must not be a multiple of 1000003")
+
+-- Position (1..SLOTS) -> slot index: a fixed permutation that spreads
+-- consecutive positions over the torrents.
+local function permuted(position)
+  return ((position - 1) * STRIDE) % SLOTS + 1
+end
 
 if os.getenv("BENCH_CONNECTION_CLOSE") == "1" then
   wrk.headers["Connection"] = "close"
@@ -141,31 +162,32 @@ function init(args)
   local index = thread_index or 0
   -- Every thread gets its own, reproducible request sequence.
   math.randomseed(SEED * 1000 + index)
-  if MODE == "warmup" then
-    -- init() cannot know how many threads wrk starts (it runs before the
-    -- next thread's setup), so compare.sh passes -t and -c.
-    local threads_total = math.max(tonumber(os.getenv("BENCH_WRK_THREADS") or "1") or 1, 1)
-    local connections = math.max(tonumber(os.getenv("BENCH_WRK_CONNECTIONS") or "64") or 64, 1)
-    local per_thread = math.ceil(SLOTS / threads_total)
-    share_first = index * per_thread + 1
-    share_size = math.max(math.min(per_thread, SLOTS - share_first + 1), 1)
-    if share_first > SLOTS then share_first = SLOTS end
-    share_pos = 0
-    -- The share is walked cyclically, and the thread stops once a full turn,
-    -- plus one request per connection that may still have been in flight,
-    -- has been answered. (wrk also calls request() once before the run to
-    -- check it, which skips a slot; the extra turn covers that too.)
-    stop_after = share_size + 1 + math.ceil(connections / threads_total)
-  end
+  -- init() cannot know how many threads wrk starts (it runs before the
+  -- next thread's setup), so compare.sh passes -t and -c.
+  local threads_total = math.max(tonumber(os.getenv("BENCH_WRK_THREADS") or "1") or 1, 1)
+  local connections = math.max(tonumber(os.getenv("BENCH_WRK_CONNECTIONS") or "64") or 64, 1)
+  local per_thread = math.ceil(SLOTS / threads_total)
+  share_first = index * per_thread + 1
+  share_size = math.max(math.min(per_thread, SLOTS - share_first + 1), 1)
+  if share_first > SLOTS then share_first = SLOTS end
+  share_pos = 0
+  -- Warm-up: the share is walked once, and the thread stops once a full
+  -- turn, plus one request per connection that may still have been in
+  -- flight, has been answered. (wrk also calls request() once before the
+  -- run to check it, which skips a slot; the extra turn covers that too.)
+  stop_after = share_size + 1 + math.ceil(connections / threads_total)
 end
 
 function request()
+  if MODE == "steady" and ORDER == "random" then
+    return wrk.format("GET", slots[math.random(SLOTS)])
+  end
+  local slot = permuted(share_first + share_pos % share_size)
+  share_pos = share_pos + 1
   if MODE == "warmup" then
-    local slot = share_first + share_pos % share_size
-    share_pos = share_pos + 1
     return wrk.format("GET", slots[slot] .. "&event=started")
   end
-  return wrk.format("GET", slots[math.random(SLOTS)])
+  return wrk.format("GET", slots[slot])
 end
 
 function response(status, headers, body)

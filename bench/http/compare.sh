@@ -18,12 +18,14 @@
 #
 # Environment (defaults in brackets):
 #   BENCH_DURATION [15]      seconds per measured run
-#   BENCH_WARMUP [10]        seconds of each warm-up (wrk sleeps the whole
+#   BENCH_WARMUP [20]        seconds of each warm-up (wrk sleeps the whole
 #                            -d even when every slot is done early)
 #   BENCH_THREADS [1]        wrk threads
 #   BENCH_CONNECTIONS [64]   wrk connections
 #   BENCH_TORRENTS [1000]    torrents
-#   BENCH_PEERS [20]         peers per torrent
+#   BENCH_PEERS [100]        peers per torrent
+#   BENCH_ORDER [cycle]      steady order: cycle (each peer once per cycle,
+#                            like clients at their interval) or random
 #   BENCH_SEED [1]           population seed
 #   BENCH_PIN [1]            1: tracker on BENCH_TRACKER_CPUS, wrk on
 #                            BENCH_WRK_CPUS (taskset); 0: no pinning
@@ -44,11 +46,12 @@ root=$(cd "$here/../.." && pwd)
 lua="$here/announce.lua"
 
 duration=${BENCH_DURATION:-15}
-warmup=${BENCH_WARMUP:-10}
+warmup=${BENCH_WARMUP:-20}
 threads=${BENCH_THREADS:-1}
 connections=${BENCH_CONNECTIONS:-64}
 torrents=${BENCH_TORRENTS:-1000}
-peers=${BENCH_PEERS:-20}
+peers=${BENCH_PEERS:-100}
+order=${BENCH_ORDER:-cycle}
 seed=${BENCH_SEED:-1}
 pin=${BENCH_PIN:-1}
 tracker_cpus=${BENCH_TRACKER_CPUS:-0}
@@ -62,6 +65,11 @@ else
   sk_args_default=""
 fi
 read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-$sk_args_default}"
+# Every peer re-announces once per cycle (100,000 slots at 15-40k requests/s:
+# 2.5-7 s), so under the default 15-minute min interval each re-announce
+# would be early (warned, then refused). With 1 s the enforcement stays on
+# and sees none; a refusal would count as a failure reply and show up.
+sk_extra+=(--tracker.min-interval=1s)
 
 die() { echo "compare.sh: $*" >&2; exit 2; }
 note() { echo "== $*"; }
@@ -196,7 +204,7 @@ stop_tracker() {  # stop_tracker NAME: SIGTERM; swarmkeeper must exit 0
 run_wrk() {
   local mode=$1 close=$2 secs=$3 before after out
   before=$(cpu_ticks "$tracker_pid")
-  out=$(BENCH_MODE=$mode BENCH_CONNECTION_CLOSE=$close BENCH_SEED=$seed BENCH_TORRENTS=$torrents \
+  out=$(BENCH_MODE=$mode BENCH_ORDER=$order BENCH_CONNECTION_CLOSE=$close BENCH_SEED=$seed BENCH_TORRENTS=$torrents \
         BENCH_PEERS=$peers BENCH_WRK_THREADS=$threads BENCH_WRK_CONNECTIONS=$connections \
         "${pin_wrk[@]}" wrk -t"$threads" -c"$connections" -d"${secs}s" -s "$lua" \
         "http://127.0.0.1:$port/" 2>&1) || { echo "$out" >&2; die "wrk failed"; }
@@ -264,7 +272,7 @@ measure() {  # measure NAME CONNECTION(close|keep-alive) ROUND
 note "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
 note "swarmkeeper options: --http-port=PORT --no-udp --bind=127.0.0.1 ${sk_extra[*]}"
 note "opentracker $(dpkg-query -W -f='${Version}' opentracker 2>/dev/null || echo '?'), wrk $(dpkg-query -W -f='${Version}' wrk 2>/dev/null || echo '?'), swarmkeeper $sk ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-note "load: $torrents torrents x $peers peers (seed $seed), compact=1 numwant=50; wrk -t$threads -c$connections -d${duration}s; warm-up ${warmup}s; $rounds round(s)"
+note "load: $torrents torrents x $peers peers (seed $seed), compact=1 numwant=50, order $order; wrk -t$threads -c$connections -d${duration}s; warm-up ${warmup}s; $rounds round(s)"
 if [[ $pin == 1 ]]; then
   note "pinning: tracker on CPU $tracker_cpus, wrk on CPU $wrk_cpus (taskset)"
 else

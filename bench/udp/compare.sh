@@ -21,7 +21,9 @@
 #   BENCH_THREADS [1]        load generator threads (one socket each)
 #   BENCH_SCRAPE_PCT [0]     % of measured requests that are scrapes
 #   BENCH_SCRAPE_HASHES [10] info hashes per scrape
-#   BENCH_TORRENTS [1000]    BENCH_PEERS [20]    BENCH_SEED [1]
+#   BENCH_TORRENTS [1000]    BENCH_PEERS [200]   BENCH_SEED [1]
+#   BENCH_ORDER [cycle]      udp_loadgen --order: cycle (each peer once per
+#                            cycle, like clients at their interval) or random
 #   BENCH_PIN [1]            1: tracker on BENCH_TRACKER_CPUS (0), loadgen on
 #                            BENCH_LOADGEN_CPUS (1) via taskset; 0: no pinning
 #   BENCH_ROUNDS [1]         rounds; figures are medians over rounds
@@ -29,6 +31,13 @@
 #                            responses exceeds this
 #   BENCH_SWARMKEEPER_ARGS   extra daemon options; default with BENCH_PIN=1
 #                            "--io-threads=1 --scheduler.max-threads=1 --udp.workers=1"
+#
+# swarmkeeper always gets --tracker.min-interval=1s: every peer re-announces
+# once per cycle (200,000 slots at 100-200k responses/s: 1-2 s), so under the
+# default 15-minute min interval each re-announce would be early and get
+# warned, then refused. With 1 s the enforcement stays on and sees no early
+# announce (the early threshold is min interval minus half of it); a refusal
+# would show up as an error and flag the run.
 #
 # Exit status: 0 when every run was clean, 1 when one was flagged, 2 when
 # something needed is missing.
@@ -43,7 +52,8 @@ threads=${BENCH_THREADS:-1}
 scrape_pct=${BENCH_SCRAPE_PCT:-0}
 scrape_hashes=${BENCH_SCRAPE_HASHES:-10}
 torrents=${BENCH_TORRENTS:-1000}
-peers=${BENCH_PEERS:-20}
+peers=${BENCH_PEERS:-200}
+order=${BENCH_ORDER:-cycle}
 seed=${BENCH_SEED:-1}
 pin=${BENCH_PIN:-1}
 tracker_cpus=${BENCH_TRACKER_CPUS:-0}
@@ -56,6 +66,7 @@ else
   sk_args_default=""
 fi
 read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-$sk_args_default}"
+sk_extra+=(--tracker.min-interval=1s)
 
 die() { echo "compare.sh: $*" >&2; exit 2; }
 note() { echo "== $*"; }
@@ -173,7 +184,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 run_lg() {  # run_lg ARGS... -> global result = BENCH line + cpu_ticks=N
   local before after out
   before=$(cpu_ticks "$tracker_pid")
-  out=$("${pin_lg[@]}" "$lg" --port="$port" "${pop[@]}" --window="$window" --threads="$threads" "$@" 2>&1) \
+  out=$("${pin_lg[@]}" "$lg" --port="$port" "${pop[@]}" --order="$order" --window="$window" --threads="$threads" "$@" 2>&1) \
     || { echo "$out" >&2; die "udp_loadgen failed"; }
   after=$(cpu_ticks "$tracker_pid")
   result="$(grep '^BENCH ' <<<"$out") cpu_ticks=$((after - before))"
@@ -212,7 +223,7 @@ measure() {  # measure NAME ROUND
 note "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
 note "swarmkeeper options: --udp-port=PORT --http-port=PORT2 --bind=127.0.0.1 ${sk_extra[*]}"
 note "opentracker $(dpkg-query -W -f='${Version}' opentracker 2>/dev/null || echo '?'), swarmkeeper $sk ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-note "load: $torrents torrents x $peers peers (seed $seed), numwant=50; $threads socket(s) x window $window; scrapes ${scrape_pct}% (${scrape_hashes} hashes); ${duration}s; $rounds round(s)"
+note "load: $torrents torrents x $peers peers (seed $seed), numwant=50, order $order; $threads socket(s) x window $window; scrapes ${scrape_pct}% (${scrape_hashes} hashes); ${duration}s; $rounds round(s)"
 if [[ $pin == 1 ]]; then note "pinning: tracker on CPU $tracker_cpus, udp_loadgen on CPU $loadgen_cpus"; else note "pinning: none"; fi
 read -r load1 _ </proc/loadavg
 if awk -v l="$load1" 'BEGIN{exit !(l > 0.5)}'; then

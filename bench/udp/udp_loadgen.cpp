@@ -3,6 +3,7 @@
 //   udp_loadgen --port=P [--host=127.0.0.1] [--torrents=1000] [--peers=20]
 //               [--seed=1] [--scrape-pct=0] [--scrape-hashes=10] [--window=64]
 //               [--duration=15] [--threads=1] [--warmup] [--timeout-ms=1000]
+//               [--order=cycle|random]
 //   udp_loadgen --write-hashes[=FILE] [--torrents=N] [--seed=S]
 //
 // Each thread owns one connected UDP socket. It connects (BEP 15 action 0),
@@ -15,6 +16,14 @@
 // re-announces (no event) and scrapes of random torrents, and prints one
 // line starting with "BENCH " (key=value fields). Loopback only: the host
 // must be a 127.x.y.z address.
+//
+// Order of announces (`--order`): `cycle` (default) walks each thread's slots
+// in one fixed shuffled order, warm-up and steady state alike, so every peer
+// re-announces once per cycle, as real clients announce once per interval
+// (a tracker that enforces `min interval` sees no early announces when a
+// cycle is longer than its early threshold); `random` picks a uniformly
+// random slot per request (the order used before 2026-11-29), under which a
+// peer may re-announce within milliseconds.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -57,6 +66,7 @@ struct options {
   bool warmup = false;
   unsigned timeout_ms = 1000;
   int numwant = 50;
+  bool random_order = false;
   bool write_hashes = false;
   std::string hashes_file;
 };
@@ -139,9 +149,15 @@ class worker {
   }
 
   void run(clock_type::time_point until) {
+    // This thread's slots in one fixed shuffled order (a function of the
+    // seed and the thread), shared by warm-up and steady state.
+    for (std::size_t i = index_; i < p_.slots.size(); i += o_.threads) order_.push_back(i);
+    park_miller shuffle_rng(o_.seed * 104729u + index_ + 1);
+    for (std::size_t i = order_.size(); i > 1; --i) {
+      std::swap(order_[i - 1], order_[shuffle_rng.next() % i]);
+    }
     if (o_.warmup) {
-      for (std::size_t i = index_; i < p_.slots.size(); i += o_.threads) todo_.push_back(i);
-      std::reverse(todo_.begin(), todo_.end());
+      todo_.assign(order_.rbegin(), order_.rend());  // popped from the back
     }
     const auto timeout = std::chrono::milliseconds(o_.timeout_ms);
     auto next_scan = clock_type::now() + std::chrono::milliseconds(50);
@@ -228,7 +244,13 @@ class worker {
         sk::encode_udp_scrape_request(pkt, id_, sk::transaction_id{tid}, hashes_.data(), hashes_.size());
         inflight_[tid] = {now, kind::scrape, 0};
       } else {
-        std::size_t si = rng_.next() % p_.slots.size();
+        std::size_t si = 0;
+        if (o_.random_order || order_.empty()) {
+          si = rng_.next() % p_.slots.size();
+        } else {
+          si = order_[cursor_];
+          cursor_ = (cursor_ + 1) % order_.size();
+        }
         announce(pkt, tid, si, sk::announce_event::none);
         inflight_[tid] = {now, kind::announce, si};
       }
@@ -335,6 +357,8 @@ class worker {
   unsigned index_;
   std::atomic<bool>& stop_;
   park_miller rng_;
+  std::vector<std::size_t> order_;  // this thread's slots, shuffled
+  std::size_t cursor_ = 0;          // steady state: next position in order_
   int fd_ = -1;
   std::uint32_t tid_ = 1;
   bool have_id_ = false, connecting_ = false;
@@ -361,6 +385,7 @@ int usage(const char* why) {
                "usage: udp_loadgen --port=P [--host=127.0.0.1] [--torrents=1000] [--peers=20] [--seed=1]\n"
                "         [--scrape-pct=0] [--scrape-hashes=10] [--window=64] [--duration=15]\n"
                "         [--threads=1] [--numwant=50] [--timeout-ms=1000] [--warmup]\n"
+               "         [--order=cycle|random]\n"
                "       udp_loadgen --write-hashes[=FILE] [--torrents=N] [--seed=S]\n",
                why);
   return 2;
@@ -388,6 +413,7 @@ int main(int argc, char** argv) {
     else if (k == "--numwant" && parse_uint(v, 0, 1000, n)) o.numwant = static_cast<int>(n);
     else if (k == "--timeout-ms" && parse_uint(v, 10, 60000, n)) o.timeout_ms = static_cast<unsigned>(n);
     else if (k == "--warmup" && v.empty()) o.warmup = true;
+    else if (k == "--order" && (v == "cycle" || v == "random")) o.random_order = v == "random";
     else if (k == "--write-hashes") { o.write_hashes = true; o.hashes_file = v; }
     else return usage(("bad option " + a).c_str());
   }

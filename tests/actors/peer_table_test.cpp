@@ -838,3 +838,84 @@ TEST(PeerTableQuarantine, RandomOperationsKeepPartitionPoolsAndCounts) {
 
 }  // namespace
 }  // namespace sk
+
+namespace sk {
+namespace {
+
+// The key index is open addressing with backward-shift deletion, grown from
+// stored tags: churn through several resizes with keys that differ in one
+// byte of the id (shared client prefixes) or only in the address (the same
+// id from many hosts), checking every lookup against a reference set.
+TEST(PeerTableIndex, ChurnThroughResizesKeepsEveryLookupExact) {
+  fast_rng rng(77);
+  peer_table t(5);
+  std::set<std::pair<int, int>> ref;  // (id number, host)
+  auto id_of = [](int n) {
+    peer_id id = test::pid(0);
+    id.bytes[19] = static_cast<std::uint8_t>(n);
+    id.bytes[18] = static_cast<std::uint8_t>(n >> 8);
+    return id;
+  };
+  auto ep_of = [](int host) {
+    return test::v4(10, 9, static_cast<std::uint8_t>(host >> 8), static_cast<std::uint8_t>(host),
+                    6881);
+  };
+  std::int64_t now = 0;
+  for (int step = 0; step < 40000; ++step) {
+    // Grow to ~3000 peers, then shrink to ~0, then grow again.
+    const bool growing = (step / 10000) % 2 == 0;
+    const int n = static_cast<int>(rng.below(300));
+    const int host = static_cast<int>(rng.below(20));
+    const bool remove = rng.below(10) < (growing ? 2u : 8u);
+    const auto c =
+        t.announce(id_of(n), ep_of(host), 5, remove ? stopped : started, test::at(++now));
+    if (remove) {
+      ASSERT_EQ(c, ref.erase({n, host}) ? change::removed : change::ignored);
+    } else {
+      ASSERT_EQ(c, ref.insert({n, host}).second ? change::added : change::updated);
+    }
+    const int qn = static_cast<int>(rng.below(300));
+    const int qh = static_cast<int>(rng.below(20));
+    ASSERT_EQ(t.contains(peer_key{id_of(qn), ep_of(qh).ip}), ref.count({qn, qh}) == 1);
+    ASSERT_EQ(t.size(), ref.size());
+    if (step % 1000 == 0) {
+      ASSERT_TRUE(t.check_invariants()) << step;
+    }
+  }
+  ASSERT_TRUE(t.check_invariants());
+  for (const auto& [n, host] : ref) {
+    endpoint ep;
+    ASSERT_TRUE(t.find(peer_key{id_of(n), ep_of(host).ip}, ep));
+    EXPECT_EQ(ep, ep_of(host));
+  }
+}
+
+// Flags written through a handed-out pointer reach the table's hot copy
+// (which selection reads) at the next sync; `check_invariants` compares the
+// two for every record not pending.
+TEST(PeerTableTraits, FlagsWrittenThroughPointersReachTheHotCopyAtSync) {
+  peer_table t(3);
+  for (std::uint8_t i = 1; i <= 20; ++i) {
+    t.announce(pid(i), v4(10, 0, 0, i, 6881), i % 3 == 0 ? 0 : 9, started, at(1));
+  }
+  peer_traits* tr = t.traits(peer_key{pid(4), v4(10, 0, 0, 4, 6881).ip});
+  ASSERT_NE(tr, nullptr);
+  tr->set(flag_unreachable);
+  tr->set(flag_stalled);
+  EXPECT_TRUE(t.check_invariants());  // pending: exempt
+  t.sync();
+  EXPECT_TRUE(t.check_invariants());
+  t.for_each_mut([](const peer_key&, const endpoint&, bool, peer_traits& x) {
+    x.set(flag_poor_contributor);
+  });
+  t.sync();
+  EXPECT_TRUE(t.check_invariants());
+  std::size_t poor = 0;
+  t.for_each([&](const peer_key&, const endpoint&, bool, const peer_traits& x) {
+    poor += x.has(flag_poor_contributor);
+  });
+  EXPECT_EQ(poor, 20u);
+}
+
+}  // namespace
+}  // namespace sk

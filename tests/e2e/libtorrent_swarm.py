@@ -36,6 +36,13 @@ What it does, in order:
    tracker URL, verified, no failures, start (and for downloaders completed)
    announces sent; and that every tracker reply came from that URL.
 
+Throughout, any tracker_error_alert or tracker_warning_alert fails the run.
+swarmkeeper answers misbehaviour (announcing too often, broken counters,
+key changes, banned clients) and unhealthy swarms with `warning message` or
+`failure reason`, so a pass also shows that the announces of clean
+libtorrent sessions, under the daemon's default self-healing settings, raise
+nothing a client would see.
+
 Exit status 0 when everything held; 1 with a "FAIL:" line otherwise; 2 for a
 usage or environment problem (e.g. libtorrent not importable).
 """

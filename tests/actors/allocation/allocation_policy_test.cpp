@@ -604,6 +604,66 @@ TEST(Allocation, EverySelectedPeerIsCountedAsServed) {
   }
 }
 
+// The count lives in the table's hot array; every way the table hands out
+// traits shows it: traits() (both overloads), for_each, for_each_mut, the
+// sweep callback and last_removed.
+TEST(Allocation, ServedCountIsVisibleThroughEveryTraitsAccessor) {
+  builder b;
+  for (int i = 0; i < 12; ++i) {
+    b.add(i < 4);
+  }
+  swarm& s = b.get();
+  allocator a;
+  std::vector<std::uint32_t> expected(12, 0);
+  for (int r = 0; r < 9; ++r) {
+    for (const std::size_t i : run(a, s, policy_kind::random, request_of(s, 11, 5))) {
+      ++expected[i];
+    }
+  }
+  const peer_table& ct = *s.table;
+  for (std::size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(ct.traits(s.peers[i].key)->served, expected[i]) << i;
+  }
+  std::size_t seen = 0;
+  s.table->for_each([&](const peer_key& k, const endpoint&, bool, const peer_traits& t) {
+    for (std::size_t i = 0; i < 12; ++i) {
+      if (s.peers[i].key == k) {
+        EXPECT_EQ(t.served, expected[i]) << i;
+        ++seen;
+      }
+    }
+  });
+  s.table->for_each_mut([&](const peer_key& k, const endpoint&, bool, peer_traits& t) {
+    for (std::size_t i = 0; i < 12; ++i) {
+      if (s.peers[i].key == k) {
+        EXPECT_EQ(t.served, expected[i]) << i;
+        ++seen;
+      }
+    }
+  });
+  EXPECT_EQ(seen, 24u);
+  // A leaving peer's copy carries its count.
+  const peer_info& gone = s.peers[3];
+  auto [c, tr] = s.table->announce_ex(gone.key.id, gone.ep, 0, announce_event::stopped, at(2));
+  ASSERT_EQ(c, peer_table::change::removed);
+  EXPECT_EQ(tr->served, expected[3]);
+  EXPECT_EQ(s.table->last_removed().served, expected[3]);
+  // Expired peers too (every other peer expires here).
+  std::size_t expired = 0;
+  s.table->sweep(at(100000), std::chrono::seconds(1), 100,
+                 [&](const peer_key& k, bool, const peer_traits& t) {
+                   for (std::size_t i = 0; i < 12; ++i) {
+                     if (s.peers[i].key == k) {
+                       EXPECT_EQ(t.served, expected[i]) << i;
+                       ++expected[i];  // counted once
+                       ++expired;
+                     }
+                   }
+                 });
+  EXPECT_EQ(expired, 11u);
+  EXPECT_TRUE(s.table->check_invariants());
+}
+
 TEST(Allocation, DeterministicForASeedAndCompactMatchesEntries) {
   auto once = [](bool compact) {
     fast_rng rng(1234);

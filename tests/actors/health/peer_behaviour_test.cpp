@@ -666,6 +666,18 @@ TEST(PeerBehaviour, PoorContributorFlag) {
   EXPECT_FALSE(p.t.has(flag_poor_contributor));  // 21 MiB up: ratio met
 }
 
+TEST(PeerBehaviour, SeedersAreNeverPoorContributors) {
+  peer_sim p;
+  p.start();
+  p.progress(1800s, 100 * mib, 0);
+  ASSERT_TRUE(p.t.has(flag_poor_contributor));  // a leecher that gave nothing
+  // It completes without having uploaded: as a seeder it can only give, and
+  // fewer peers would only slow that down.
+  p.progress(1800s, p.req.left, 0, announce_event::completed);
+  ASSERT_EQ(p.req.left, 0U);
+  EXPECT_FALSE(p.t.has(flag_poor_contributor));
+}
+
 // --- names and config ------------------------------------------------------------
 
 TEST(PeerBehaviour, FindingNames) {
