@@ -104,6 +104,22 @@ class announce_ticket {
 
 using announce_ticket_ptr = std::shared_ptr<announce_ticket>;
 
+/// One hash of a scrape that carries its own way back, like
+/// `announce_ticket`: the swarm calls `complete()` with its counts on its own
+/// thread. A ticket destroyed without the call means the swarm was gone (an
+/// ended swarm is empty: implementations count zeros). Local only.
+class scrape_ticket {
+ public:
+  scrape_ticket() = default;
+  virtual ~scrape_ticket() = default;
+  scrape_ticket(const scrape_ticket&) = delete;
+  scrape_ticket& operator=(const scrape_ticket&) = delete;
+
+  virtual void complete(const swarm_stats& s) = 0;
+};
+
+using scrape_ticket_ptr = std::shared_ptr<scrape_ticket>;
+
 /// Everything an operator (admin API) sees of one swarm.
 struct swarm_status {
   info_hash hash;
@@ -278,4 +294,5 @@ typename Inspector::result_type inspect(Inspector& f, probe_result& x) {
 }  // namespace sk
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::announce_ticket_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::scrape_ticket_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::swarm_core_ptr)

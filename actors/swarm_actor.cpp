@@ -95,6 +95,7 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         }
       },
       [self](scrape_atom) { return self->state.core->scrape(); },
+      [self](scrape_atom, const scrape_ticket_ptr& t) { t->complete(self->state.core->scrape()); },
       [self](sweep_atom) {
         auto& st = self->state;
         const auto now = self->clock().now();

@@ -16,6 +16,8 @@
 ///       actor's thread instead of a response message (`fail()` for another
 ///       info_hash). Used by the UDP server's direct path.
 ///   (scrape_atom) -> swarm_stats
+///   (scrape_atom, scrape_ticket_ptr)  the same, answered through
+///       `ticket->complete()` (the UDP server's direct path)
 ///
 ///   Self-healing and admin:
 ///   (health_atom, get_atom) -> health_report      last tick's report

@@ -39,7 +39,7 @@ namespace udp_detail {
 struct reply_outbox;
 }  // namespace udp_detail
 
-/// What every worker, scrape helper and request in flight share. Immutable
+/// What every worker and request in flight share. Immutable
 /// after construction except for the atomics.
 struct udp_server::shared_state {
   shared_state(const udp_config& c, clock_function clk, swarm_directory& d)
@@ -190,7 +190,7 @@ struct udp_pending {
 
 using pending_ptr = std::shared_ptr<udp_pending>;
 
-/// A reply encoded on a swarm (or helper) thread, travelling to its worker.
+/// A reply encoded on a swarm thread, travelling to its worker.
 struct udp_reply {
   pending_ptr p;
   std::string bytes;
@@ -329,35 +329,76 @@ void dispatch_announce(pending_ptr p, swarm_announce&& a, int retries) {
   }
 }
 
-/// A scrape of one receive round, for the scrape helper.
-struct udp_scrape_job {
+/// A scrape in flight: one slot per requested hash, filled by the swarms on
+/// their threads through `udp_scrape_ticket`s; whoever finishes last
+/// encodes the reply (in request order, duplicates kept) and settles.
+struct udp_scrape {
   pending_ptr p;
-  std::vector<info_hash> hashes;
+  std::vector<swarm_stats> stats;  ///< unknown hashes stay zero
+  std::atomic<std::size_t> remaining{0};
+
+  /// One slot is done (acq_rel: the last one sees every slot's write).
+  void done_one() {
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::string buf;
+      encode_udp_scrape_response(buf, p->transaction, stats.data(), stats.size());
+      settle(p, std::move(buf), reply_kind::scrape);
+    }
+  }
 };
 
-/// The scrapes of one receive round, in one message.
-struct udp_scrape_batch {
-  std::vector<udp_scrape_job> jobs;
+/// One known hash of a scrape, as its swarm receives it.
+class udp_scrape_ticket final : public scrape_ticket {
+ public:
+  udp_scrape_ticket(std::shared_ptr<udp_scrape> s, std::size_t slot)
+      : s_(std::move(s)), slot_(slot) {}
+  /// Answered or not: a swarm that ended before reading it was empty, so
+  /// its slot keeps zeros.
+  ~udp_scrape_ticket() override { s_->done_one(); }
+  void complete(const swarm_stats& st) override { s_->stats[slot_] = st; }
+
+ private:
+  std::shared_ptr<udp_scrape> s_;
+  std::size_t slot_;
 };
+
+/// Sends one ticket per known hash of `hashes` to its swarm. Worker thread.
+void dispatch_scrape(pending_ptr p, const std::vector<info_hash>& hashes) {
+  shared_state& sh = *p->sh;
+  auto sc = std::make_shared<udp_scrape>();
+  sc->p = std::move(p);
+  sc->stats.resize(hashes.size());
+  // +1: held while sending, so no ticket can finish the scrape early.
+  sc->remaining.store(1, std::memory_order_relaxed);
+  if (sh.enter()) {
+    for (std::size_t i = 0; i < hashes.size(); ++i) {
+      // find(), not route(): a scrape of an unknown torrent creates nothing.
+      if (caf::actor swarm = sh.dir.find(hashes[i])) {
+        sc->remaining.fetch_add(1, std::memory_order_relaxed);
+        caf::anon_send(swarm, scrape_atom::value,
+                       scrape_ticket_ptr(std::make_shared<udp_scrape_ticket>(sc, i)));
+      }
+    }
+    sh.leave();
+  }
+  sc->done_one();
+}
 
 }  // namespace udp_detail
 }  // namespace sk
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::udp_detail::udp_scrape_batch)
 
 namespace sk {
 
 using udp_detail::pending_ptr;
 using udp_detail::udp_pending;
-using udp_detail::udp_scrape_batch;
-using udp_detail::udp_scrape_job;
 
 /// One socket worker: a thread running an io_context that owns one socket
 /// per listening address. Everything but the atomics is touched only on
 /// that thread (after start()).
 struct udp_server::worker {
   /// Datagrams read per recvmmsg (one round); their announces are routed
-  /// and their scrapes go to the helper in one message.
+  /// and their scrapes sent to the swarms as tickets.
   static constexpr std::size_t round = 32;
   /// Longer datagrams are cut (a full 74-hash scrape is 1496 bytes), which
   /// at worst truncates BEP 41 options.
@@ -408,7 +449,6 @@ struct udp_server::worker {
   asio::steady_timer timer;
   std::vector<std::unique_ptr<socket_slot>> sockets;
   std::thread thread;
-  caf::actor helper;  ///< scrape helper
   bool receiving = true;  // worker thread only
   udp_request request;    // reused: a warm object parses without allocating
   std::string scratch;
@@ -421,7 +461,6 @@ struct udp_server::worker {
   std::vector<udp_detail::udp_reply> draining;
   std::vector<mmsghdr> mm;
   std::vector<iovec> iov;
-  std::vector<udp_scrape_job> scrapes;  // scrapes of the current round
   /// Every request handed to CAF, in admission order (same timeout for all,
   /// so the front expires first). Settled entries are popped from the front.
   std::deque<pending_ptr> pending;
@@ -461,7 +500,6 @@ struct udp_server::worker {
                                 std::min<std::size_t>(s.msgs[static_cast<std::size_t>(k)].msg_len,
                                                       datagram_max)));
       }
-      submit_scrapes();
       take_replies();  // whatever swarms answered meanwhile leaves with these
       flush();
       prune();
@@ -635,19 +673,8 @@ struct udp_server::worker {
       sa.request = std::move(a);
       udp_detail::dispatch_announce(std::move(p), std::move(sa), 1);
     } else {
-      scrapes.push_back(udp_scrape_job{std::move(p), request.scrape_hashes});
+      udp_detail::dispatch_scrape(std::move(p), request.scrape_hashes);
     }
-  }
-
-  /// Hands the round's scrapes to the helper: one message.
-  void submit_scrapes() {
-    if (scrapes.empty()) {
-      return;
-    }
-    udp_scrape_batch b;
-    b.jobs = std::move(scrapes);
-    scrapes = {};
-    caf::anon_send(helper, std::move(b));
   }
 
   /// Forgets settled requests at the front (most settle within microseconds,
@@ -691,77 +718,6 @@ void udp_detail::post_drain(reply_outbox& box) {
 }
 
 namespace {
-
-/// Scrape: one request per known hash, merged in request order; unknown
-/// hashes (and swarms that ended meanwhile, i.e. are empty) count zeros.
-struct scrape_state {
-  pending_ptr p;
-  std::vector<swarm_stats> stats;
-  std::size_t pending = 0;
-  bool failed = false;
-};
-
-void finish_scrape(scrape_state& st) {
-  if (st.failed) {
-    udp_detail::settle_failure(st.p);
-    return;
-  }
-  std::string buf;
-  encode_udp_scrape_response(buf, st.p->transaction, st.stats.data(), st.stats.size());
-  udp_detail::settle(st.p, std::move(buf), reply_kind::scrape);
-}
-
-void run_scrape(caf::event_based_actor* self, shared_state& sh, udp_scrape_job& job) {
-  auto st = std::make_shared<scrape_state>();
-  st->p = std::move(job.p);
-  st->stats.resize(job.hashes.size());
-  std::vector<std::pair<std::size_t, caf::actor>> known;
-  if (sh.enter()) {
-    for (std::size_t i = 0; i < job.hashes.size(); ++i) {
-      if (caf::actor swarm = sh.dir.find(job.hashes[i])) {
-        known.emplace_back(i, std::move(swarm));
-      }
-    }
-    sh.leave();
-  }
-  st->pending = known.size();
-  if (known.empty()) {
-    finish_scrape(*st);
-    return;
-  }
-  // All callbacks run in this actor, one at a time: no locking. No CAF
-  // timeout: the worker's sweep answers a scrape that takes too long.
-  for (auto& [i, swarm] : known) {
-    self->request(swarm, caf::infinite, scrape_atom::value)
-        .then(
-            [st, i = i](const swarm_stats& s) {
-              st->stats[i] = s;
-              if (--st->pending == 0) {
-                finish_scrape(*st);
-              }
-            },
-            [st](const caf::error& e) {
-              if (e != caf::sec::request_receiver_down) {
-                st->failed = true;  // don't report zeros as truth
-              }
-              if (--st->pending == 0) {
-                finish_scrape(*st);
-              }
-            });
-  }
-}
-
-/// The actor between one worker and the swarms, for scrapes (a scrape asks
-/// several swarms and merges their answers in request order).
-caf::behavior udp_scrape_helper(caf::event_based_actor* self, std::shared_ptr<shared_state> sh) {
-  return {
-      [self, sh](udp_scrape_batch& batch) {
-        for (udp_scrape_job& job : batch.jobs) {
-          run_scrape(self, *sh, job);
-        }
-      },
-  };
-}
 
 void set_reuse_port(udp_socket& s) {
   const int one = 1;
@@ -882,7 +838,6 @@ void udp_server::start() {
     udp_detail::reply_outbox& box = *shared_->outboxes[w->index];
     box.io = &w->io;
     box.w = w.get();
-    w->helper = sys_.spawn<caf::hidden>(udp_scrape_helper, shared_);
     for (std::size_t i = 0; i < w->sockets.size(); ++i) {
       w->arm(i);
     }
@@ -929,18 +884,7 @@ void udp_server::stop(std::chrono::milliseconds drain) {
   while (shared_->active.load() != 0) {
     std::this_thread::yield();
   }
-  // 4. Stop the scrape helpers and the workers.
-  std::vector<caf::actor> helpers;
-  for (auto& w : workers_) {
-    if (w->helper) {
-      caf::anon_send_exit(w->helper, caf::exit_reason::user_shutdown);
-      helpers.push_back(w->helper);
-    }
-  }
-  if (!helpers.empty()) {
-    caf::scoped_actor waiter{sys_, true};
-    waiter->wait_for(helpers);
-  }
+  // 4. Stop the workers.
   for (auto& w : workers_) {
     asio::post(w->io, [raw = w.get()] {
       boost::system::error_code ignored;
@@ -950,7 +894,6 @@ void udp_server::stop(std::chrono::milliseconds drain) {
     if (w->thread.joinable()) {
       w->thread.join();
     }
-    w->helper = nullptr;
     // 5. Whatever is still unsettled is dropped: settle it here, once.
     for (const pending_ptr& p : w->pending) {
       if (p->claim()) {

@@ -7,21 +7,23 @@
 ///   readable ─▶ recvmmsg (up to 32 datagrams: one round)
 ///     accept_udp_request per datagram
 ///     drop ........................ count
-///     reply_error / connect ....... queued, sent with one sendmmsg per round
+///     reply_error / connect ....... queued for this round's sendmmsg
 ///     announce ── route() in the directory ── anon_send(swarm, ticket) ──▶ swarm
-///                                                   handles it, encodes the
-///                          sendto ◀──────────────── reply and sends it itself
-///     scrape ──── one message per round ──▶ scrape helper k ── request(swarm)…
-///                          sendto ◀──────────────── merges, encodes, sends
+///                                           handles it, encodes the BEP 15
+///     sendmmsg ◀── outbox k ◀─────────────── reply, queues it (one post per burst)
+///     scrape ──── find() per hash ── anon_send(swarm, ticket) per known hash
+///                  the last swarm to fill its slot encodes the reply ──▶ outbox k
 ///   timer: answers requests past `request_timeout` with "try again later"
 ///
-/// Why announces skip any network actor: measured against opentracker with
+/// Why no network actor sits in between: measured against opentracker with
 /// bench/udp, a hop through a per-worker helper actor (request to the swarm,
-/// response back, post to the worker) ran at 0.87-0.90x; handing the swarm a
-/// ticket that encodes and sends the reply on the swarm's thread removes the
-/// response message, the helper's bookkeeping and the post (figures in
-/// bench/udp/README.md). Every swarm is still one actor that alone touches its
-/// peers; UDP sockets are safe to send on from any thread.
+/// response back, post to the worker) cost a response message and the
+/// helper's bookkeeping per request; handing the swarm a ticket that encodes
+/// the reply on the swarm's thread removes both. The replies still return to
+/// the worker: sending each from the swarm thread right away was measured
+/// slower (every sendto woke the client separately), while the outbox lets a
+/// burst leave in one sendmmsg. Figures in bench/udp/README.md. Every swarm is
+/// still one actor that alone touches its peers.
 ///
 /// Exactly-once accounting: every announce/scrape handed to CAF is a
 /// `pending` record whose state is settled once by whoever gets there first

@@ -971,3 +971,28 @@ TEST_F(udp_server_test, a_banned_client_gets_an_error_packet_with_the_reason_nev
 
 }  // namespace
 }  // namespace sk
+
+namespace sk {
+namespace {
+
+TEST_F(udp_server_test, a_scrape_of_a_swarm_that_is_gone_counts_zeros_and_still_answers) {
+  start();
+  client c(false, port());
+  const connection_id id = connect(c);
+  announce(c, id, make_announce(hash_of(0x81), 1, 6001, 0));  // one seeder in 0x81
+  // 0x82's swarm is in the directory but dead: its ticket is dropped unread.
+  caf::actor gone = dir_->route(hash_of(0x82));
+  caf::anon_send_exit(gone, caf::exit_reason::kill);
+  caf::scoped_actor waiter{*sys_};
+  waiter->wait_for(gone);
+  const udp_response r = scrape(c, id, {hash_of(0x82), hash_of(0x81), hash_of(0x82)});
+  ASSERT_EQ(r.scrape.size(), 3U);
+  EXPECT_EQ(r.scrape[0].complete, 0);
+  EXPECT_EQ(r.scrape[1].complete, 1);
+  EXPECT_EQ(r.scrape[2].complete, 0);
+  EXPECT_TRUE(wait_for([&] { return server_->counters().scrapes == 1U; }));
+  EXPECT_EQ(server_->in_flight(), 0U);
+}
+
+}  // namespace
+}  // namespace sk
