@@ -154,6 +154,21 @@ std::size_t swarm_directory::size() const {
   return n;
 }
 
+std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::size_t limit) const {
+  std::vector<std::pair<info_hash, caf::actor>> out;
+  for (std::size_t i = 0; i < table_->count() && out.size() < limit; ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    for (const auto& kv : s.map) {
+      if (out.size() >= limit) {
+        break;
+      }
+      out.emplace_back(kv.first, kv.second);
+    }
+  }
+  return out;
+}
+
 void swarm_directory::stop_all() {
   table_->stopped.store(true, std::memory_order_release);
   std::vector<caf::actor> swarms;

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -77,6 +79,12 @@ class swarm_directory {
 
   /// Number of swarms (a snapshot; each stripe is counted under its lock).
   std::size_t size() const;
+
+  /// Every (info_hash, swarm actor) pair, at most `limit` of them (admin
+  /// API). Thread-safe; each stripe is copied under its lock, so the result
+  /// is not one consistent cut. Never blocks on an actor.
+  std::vector<std::pair<info_hash, caf::actor>> snapshot(
+      std::size_t limit = static_cast<std::size_t>(-1)) const;
 
   /// Stops every swarm actor (exit reason `user_shutdown`), then the
   /// supervisor (and with it every remediation), and empties the directory;

@@ -66,9 +66,12 @@ struct peer_traits {
   std::uint32_t announces_without_progress = 0;
   /// Announces sooner than `min interval` since the last clean one.
   std::uint32_t early_announces = 0;
-  /// Misbehaviour findings so far (counter sanity, key, frequency).
+  /// Counter-sanity and key findings so far (announcing too often is
+  /// answered with a warning, then a refusal, and gives no strike).
   std::uint32_t strikes = 0;
-  /// Times this peer was handed to another peer (seeder rotation, fairness).
+  /// Times this peer was handed to another peer. A copy: peer_table keeps
+  /// the live count in its hot array and refreshes this field whenever it
+  /// hands out traits; writing it through a traits pointer has no effect.
   std::uint32_t served = 0;
 
   /// Fraction of the torrent this peer has, 0..1; negative when unknown

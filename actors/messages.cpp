@@ -20,6 +20,8 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<std::vector<remediation_record>>("sk::remediation_records");
   cfg.add_message_type<supervisor_event>("sk::supervisor_event");
   cfg.add_message_type<std::vector<supervisor_event>>("sk::supervisor_events");
+  cfg.add_message_type<peer_view>("sk::peer_view");
+  cfg.add_message_type<std::vector<peer_view>>("sk::peer_views");
   cfg.add_message_type<swarm_status>("sk::swarm_status");
   cfg.add_message_type<std::vector<info_hash>>("sk::info_hashes");
   cfg.add_message_type<probe_request>("sk::probe_request");

@@ -120,6 +120,20 @@ class scrape_ticket {
 
 using scrape_ticket_ptr = std::shared_ptr<scrape_ticket>;
 
+/// One peer as the admin API shows it (`(status_atom, get_atom, n)`).
+struct peer_view {
+  peer_id id;
+  endpoint ep;
+  bool seeder = false;
+  /// Bytes left at the last announce.
+  std::uint64_t left = 0;
+  /// 0..1; negative when unknown (torrent size not yet estimated).
+  float progress = -1.0f;
+  /// `peer_flag` bits.
+  std::uint8_t flags = 0;
+  std::uint32_t announces = 0;
+};
+
 /// Everything an operator (admin API) sees of one swarm.
 struct swarm_status {
   info_hash hash;
@@ -135,6 +149,11 @@ struct swarm_status {
   std::uint64_t refused = 0;
   std::uint64_t warned = 0;
   std::uint64_t seeder_appeals = 0;
+  /// Peers stored (quarantined included).
+  std::uint64_t peer_count = 0;
+  /// The first peers in storage order, bounded by the asker (empty for a
+  /// plain `(status_atom)`).
+  std::vector<peer_view> peers;
 };
 
 /// How one reachability probe ended.
@@ -276,9 +295,15 @@ typename Inspector::result_type inspect(Inspector& f, supervisor_event& x) {
   return f(caf::meta::type_name("supervisor_event"), x.at, x.hash, x.kind, x.detail);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, peer_view& x) {
+  return f(caf::meta::type_name("peer_view"), x.id, x.ep, x.seeder, x.left, x.progress, x.flags,
+           x.announces);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_status& x) {
   return f(caf::meta::type_name("swarm_status"), x.hash, x.stats, x.knobs, x.evaluated, x.health,
-           x.history, x.announces, x.banned, x.refused, x.warned, x.seeder_appeals);
+           x.history, x.announces, x.banned, x.refused, x.warned, x.seeder_appeals, x.peer_count,
+           x.peers);
 }
 
 // probe_outcome is an enum: serialized through its underlying type.

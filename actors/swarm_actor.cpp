@@ -1,5 +1,6 @@
 #include "actors/swarm_actor.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -18,6 +19,46 @@ void send_probes(swarm_actor_ptr self) {
   for (auto& r : st.core->take_probe_requests()) {
     self->send(st.prober, probe_atom::value, std::move(r));
   }
+}
+
+/// The operator's view of `c`, with at most `max_peers` peers listed.
+swarm_status make_status(const swarm_core& c, std::uint32_t max_peers) {
+  swarm_status s;
+  s.hash = c.hash();
+  s.stats = c.scrape();
+  s.knobs = c.knobs();
+  if (const health_report* r = c.last_report()) {
+    s.evaluated = true;
+    s.health = *r;
+  }
+  s.history.assign(c.history().begin(), c.history().end());
+  const auto& n = c.counters();
+  s.announces = n.announces;
+  s.banned = n.banned;
+  s.refused = n.refused;
+  s.warned = n.warned;
+  s.seeder_appeals = n.seeder_appeals;
+  s.peer_count = c.table().size();
+  if (max_peers > 0) {
+    s.peers.reserve(std::min<std::size_t>(max_peers, c.table().size()));
+    // for_each cannot stop early: the walk is O(peers), copies at most max_peers.
+    c.table().for_each([&](const peer_key& k, const endpoint& ep, bool seeder,
+                           const peer_traits& t) {
+      if (s.peers.size() >= max_peers) {
+        return;
+      }
+      peer_view v;
+      v.id = k.id;
+      v.ep = ep;
+      v.seeder = seeder;
+      v.left = t.left;
+      v.progress = t.progress;
+      v.flags = t.flags;
+      v.announces = t.announces;
+      s.peers.push_back(v);
+    });
+  }
+  return s;
 }
 
 }  // namespace
@@ -135,24 +176,9 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         }
         return caf::make_error(caf::sec::runtime_error, "no health evaluation yet");
       },
-      [self](status_atom) {
-        const swarm_core& c = *self->state.core;
-        swarm_status s;
-        s.hash = c.hash();
-        s.stats = c.scrape();
-        s.knobs = c.knobs();
-        if (const health_report* r = c.last_report()) {
-          s.evaluated = true;
-          s.health = *r;
-        }
-        s.history.assign(c.history().begin(), c.history().end());
-        const auto& n = c.counters();
-        s.announces = n.announces;
-        s.banned = n.banned;
-        s.refused = n.refused;
-        s.warned = n.warned;
-        s.seeder_appeals = n.seeder_appeals;
-        return s;
+      [self](status_atom) { return make_status(*self->state.core, 0); },
+      [self](status_atom, caf::get_atom, std::uint32_t max_peers) {
+        return make_status(*self->state.core, max_peers);
       },
       [self](history_atom, caf::get_atom) {
         const auto& h = self->state.core->history();

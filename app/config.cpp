@@ -70,7 +70,9 @@ std::string format_value(const caf::config_value& v) {
 
 /// Options whose values are secrets: error messages never echo them (the
 /// daemon's stderr ends up in journals that more people read).
-bool is_secret(caf::string_view key) { return key == "udp.connection-id-key"; }
+bool is_secret(caf::string_view key) {
+  return key == "udp.connection-id-key" || key == "admin.token";
+}
 
 /// A value as an error message may show it.
 std::string shown_value(caf::string_view key, const caf::config_value& v) {
@@ -287,6 +289,17 @@ const std::vector<option_def>& option_table() {
        "also dial private, CGNAT, link-local and unique-local addresses (a tracker on a LAN)"},
       {"probe", "allow-loopback", kind::boolean, flag(false),
        "also dial loopback addresses (tests only)"},
+      // [admin]
+      {"admin", "port", kind::integer, num(0),
+       "TCP port of the admin API and /metrics; 0: no admin server (the default)"},
+      {"admin", "bind", kind::string, str("127.0.0.1"),
+       "address of the admin API; loopback by default (the API can change swarms)"},
+      {"admin", "token", kind::string, str(""),
+       "bearer token every admin request must send (at least 16 characters; never logged or "
+       "shown); required when admin.port is set, unless admin.token-file is"},
+      {"admin", "token-file", kind::string, str(""),
+       "file holding the admin token (first line; beats admin.token), so it stays out of the "
+       "command line and the config file"},
       // [log]
       {"log", "level", kind::string, str("info"),
        "log level: trace, debug, info, warn, error, critical or off (nothing per request above "
@@ -316,6 +329,8 @@ const std::vector<alias_def>& alias_table() {
       {"log-level", "log.level", kind::string},
       {"udp-port", "udp.port", kind::integer},
       {"no-udp", "udp.enable", kind::boolean, true},
+      {"admin-port", "admin.port", kind::integer},
+      {"admin-token", "admin.token", kind::string},
   };
   return table;
 }
@@ -329,7 +344,7 @@ const alias_def* find_alias(caf::string_view name) {
 bool is_own_category(caf::string_view c) {
   return c == "http" || c == "udp" || c == "tracker" || c == "log" || c == "shutdown" ||
          c == "clients" || c == "health" || c == "allocation" || c == "remediation" ||
-         c == "supervisor" || c == "probe";
+         c == "supervisor" || c == "probe" || c == "admin";
 }
 
 template <class T>
@@ -714,6 +729,40 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
     if (auto err = pc.validate(); !err.empty()) p.add(err);
   }
 
+  // [admin]: off unless a port is given; then a token is mandatory.
+  auto& ad = out.admin;
+  ad.port = static_cast<std::uint16_t>(r.integer("admin.port", 0, 65535));
+  out.admin_enabled = ad.port != 0;
+  ad.bind = r.string("admin.bind");
+  {
+    boost::system::error_code ec;
+    boost::asio::ip::make_address(ad.bind, ec);
+    if (ec) p.add("admin.bind: '" + ad.bind + "' is not an IPv4 or IPv6 address");
+  }
+  ad.token = r.string("admin.token");
+  const auto token_file = r.string("admin.token-file");
+  if (!token_file.empty()) {
+    std::ifstream f{token_file};
+    std::string line;
+    if (!f || !std::getline(f, line)) {
+      p.add("admin.token-file: cannot read '" + token_file + "'");
+    } else {
+      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+      ad.token = line;
+    }
+  }
+  if (out.admin_enabled) {
+    // Never echo the token: only say what is wrong with it.
+    if (ad.token.empty())
+      p.add("admin.port is set but no admin token is: give --admin-token=T, admin.token or "
+            "admin.token-file");
+    else if (ad.token.size() < 16 ||
+             std::any_of(ad.token.begin(), ad.token.end(), [](char c) {
+               return std::isgraph(static_cast<unsigned char>(c)) == 0;
+             }))
+      p.add("admin.token must be at least 16 printable characters without spaces");
+  }
+
   out.log_level = r.string("log.level");
   if (p.empty() && spdlog::level::from_str(out.log_level) == spdlog::level::off &&
       out.log_level != "off")
@@ -808,6 +857,24 @@ swarmkeeper_config::swarmkeeper_config() {
   // bench/http (tracker pinned to one CPU): 2x requests/s with
   // Connection: close, 1.4x with keep-alive. See README.
   set("scheduler.policy", caf::atom("sharing"));
+}
+
+std::vector<std::pair<std::string, std::string>> redacted_config(const swarmkeeper_config& cfg) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto values = effective_values(cfg.content);
+  for (const auto& o : option_table()) {
+    const auto key = o.key();
+    const auto& v = values.at(key);
+    if (is_secret(key)) {
+      auto s = caf::get_if<std::string>(&v);
+      out.emplace_back(key, s != nullptr && s->empty() ? "" : "<redacted>");
+    } else if (auto s = caf::get_if<std::string>(&v)) {
+      out.emplace_back(key, *s);  // unquoted: JSON quotes it
+    } else {
+      out.emplace_back(key, format_value(v));
+    }
+  }
+  return out;
 }
 
 std::string dump_config(const swarmkeeper_config& cfg) {

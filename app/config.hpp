@@ -12,12 +12,14 @@
 #include <chrono>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/actor_system_config.hpp>
 
 #include "actors/supervisor.hpp"
 #include "actors/swarm_config.hpp"
+#include "net/admin_server.hpp"
 #include "net/http_server.hpp"
 #include "net/reachability_prober.hpp"
 #include "net/tracker_bridge.hpp"
@@ -43,6 +45,10 @@ struct daemon_settings {
   bool probe_enabled = false;
   /// The prober ([probe]); `cooldown` is probe.reprobe-after.
   prober_config probe;
+  /// `admin.port` != 0: run the admin API (then `admin.token` is set).
+  bool admin_enabled = false;
+  /// The admin API ([admin]); the token already read from token-file.
+  admin_config admin;
   /// spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   /// How long SIGINT/SIGTERM waits for open requests before stopping.
@@ -71,6 +77,11 @@ enum class load_action {
 /// option).
 load_action load_config(int argc, char** argv, swarmkeeper_config& cfg, daemon_settings& out,
                         std::ostream& out_stream, std::ostream& err_stream);
+
+/// Every option of the option table with its effective value as text,
+/// secrets (`udp.connection-id-key`, `admin.token`) shown as "<redacted>"
+/// when set: what the admin API reports.
+std::vector<std::pair<std::string, std::string>> redacted_config(const swarmkeeper_config& cfg);
 
 /// The effective configuration in config-file syntax, every option with its
 /// description as a comment (what `--dump-config` prints). Loading it back

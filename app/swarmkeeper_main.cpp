@@ -6,8 +6,9 @@
 ///          probe.enable) ─▶ swarm directory (handed the prober) ─▶
 ///          supervisor (restarts crashed swarms, spawns remediation) ─▶
 ///          network actors (bridge) ─▶ HTTP server (listeners, I/O threads)
-///          ─▶ UDP server (sockets, socket workers, helper actors)
-///   stop:  stop accepting HTTP ─▶ stop UDP (stop receiving, drain replies
+///          ─▶ UDP server (sockets, socket workers, helper actors) ─▶ admin
+///          API (if admin.port; last, so it reports on running parts)
+///   stop:  stop the admin API (first) ─▶ stop accepting HTTP ─▶ stop UDP (stop receiving, drain replies
 ///          in flight, stop helpers and workers) ─▶ drain HTTP connections
 ///          ─▶ stop I/O threads ─▶ stop network actors ─▶ stop the prober
 ///          (aborts probes in flight) ─▶ stop swarms, then the supervisor and
@@ -33,6 +34,7 @@
 #include "actors/directory.hpp"
 #include "actors/messages.hpp"
 #include "app/config.hpp"
+#include "net/admin_server.hpp"
 #include "net/http_server.hpp"
 #include "net/reachability_prober.hpp"
 #include "net/tracker_bridge.hpp"
@@ -96,6 +98,17 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
                join(server.local_endpoints()), settings.http.io_threads,
                sys.scheduler().num_workers());
 
+  // Last: it reports on everything above. Constructed only when enabled.
+  std::optional<sk::admin_server> admin;
+  if (settings.admin_enabled) {
+    sk::admin_node_info info;
+    info.version = SWARMKEEPER_VERSION;
+    info.config = sk::redacted_config(cfg);
+    admin.emplace(sys, directory, settings.admin, std::move(info), udp ? &*udp : nullptr,
+                  &server);
+    admin->start();  // logs its address once, at info
+  }
+
   int sig = 0;
   while (sigwait(&stop_signals, &sig) != 0) {
   }
@@ -103,6 +116,7 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
                sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_timeout.count());
 
   const auto drain_deadline = std::chrono::steady_clock::now() + settings.drain_timeout;
+  if (admin) admin->stop();
   server.stop_accepting();
   if (udp) udp->stop(settings.drain_timeout);
   const auto http_drain = std::max(std::chrono::milliseconds{0},

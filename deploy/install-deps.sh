@@ -5,6 +5,11 @@
 #
 #   deploy/install-deps.sh           build + test dependencies
 #   deploy/install-deps.sh --bench   also opentracker and wrk for bench/
+#
+# The /metrics test needs `promtool`, which Debian ships only inside the
+# `prometheus` server package; installing that would also start a Prometheus
+# service on :9090 on a systemd machine. So the package is downloaded, not
+# installed, and only promtool is unpacked into .tools/ (gitignored).
 set -euo pipefail
 
 packages=(
@@ -13,10 +18,48 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3-libtorrent libtorrent-rasterbar-dev
   curl
+  nlohmann-json3-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(opentracker wrk)
 fi
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+sudo=""
+need_root() {
+  if [[ $(id -u) -ne 0 && -z $sudo ]]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; else
+      echo "install-deps: need root to install: $*" >&2
+      exit 1
+    fi
+  fi
+}
+
+# promtool from the prometheus .deb, without installing the package.
+fetch_promtool() {
+  local tools="$root/.tools"
+  [[ -x $tools/promtool ]] && return 0
+  if command -v promtool >/dev/null; then
+    mkdir -p "$tools" && ln -sf "$(command -v promtool)" "$tools/promtool"
+    return 0
+  fi
+  local tmp
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  echo "install-deps: fetching promtool (Debian package prometheus, unpacked into .tools/)" >&2
+  if ! (cd "$tmp" && apt-get download -qq prometheus >/dev/null 2>&1); then
+    need_root apt-get update
+    $sudo apt-get update -qq
+    (cd "$tmp" && apt-get download -qq prometheus >/dev/null 2>&1) || {
+      echo "install-deps: cannot download the prometheus package for promtool" >&2
+      exit 1
+    }
+  fi
+  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
+  mkdir -p "$tools"
+  install -m 0755 "$tmp/x/usr/bin/promtool" "$tools/promtool"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -25,18 +68,11 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if ((${#missing[@]} == 0)); then
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}" >&2
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null; then sudo="sudo"; else
-    echo "install-deps: need root to install: ${missing[*]}" >&2
-    exit 1
-  fi
-fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+if ((${#missing[@]} > 0)); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  need_root "${missing[*]}"
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+fetch_promtool

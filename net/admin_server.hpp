@@ -1,0 +1,114 @@
+#pragma once
+/// The admin HTTP API: a small Beast HTTP/1.1 server on its own port
+/// (loopback by default, bearer token required) answering JSON about the
+/// node, its swarms, remediations and supervisor events, two actions (set a
+/// swarm's policy, restart a swarm actor) and `/metrics` (Prometheus text
+/// format 0.0.4).
+///
+///   I/O thread (one io_context)                 CAF scheduler threads
+///   ────────────────────────────                ─────────────────────
+///   accept ─▶ session: read one request
+///     limits (URL 414, headers 431, body 413), parse errors 400
+///     token (constant time) ─ wrong/missing ─▶ 401
+///     job{method, target, body} ── anon_send ──▶ admin actor (hidden,
+///                                                event-based): routes, asks
+///                                                directory / swarms /
+///                                                supervisor with
+///                                                request(...).then(...),
+///     write reply ◀── post to the io_context ─── builds JSON, job->reply()
+///
+/// Why an event-based actor and not `caf::actor_companion`: answering one
+/// request means fanning out to many swarms (a list, /metrics) and joining
+/// the answers, which `request(...).then(...)` with a shared counter does on
+/// CAF's threads; a companion would run that bookkeeping on the I/O thread.
+/// The I/O thread never blocks on CAF: it only enqueues the job, and the
+/// reply comes back as a posted handler. One request per connection at a time
+/// (no pipelining: admin traffic is tiny).
+///
+/// Life cycle: start() ─▶ serving ─▶ stop() (closes the listener and every
+/// connection, stops the actor, joins the thread). Start it after
+/// everything it reports on, stop it before them.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <caf/all.hpp>
+
+namespace sk {
+
+class swarm_directory;
+class udp_server;
+class http_server;
+
+/// Settings of the admin server (section `admin` of the config).
+struct admin_config {
+  /// Port to listen on; 0 picks a free one (tests). The daemon runs no
+  /// admin server at all unless `admin.port` is set (app/config.cpp).
+  std::uint16_t port = 0;
+  /// Address to listen on: loopback by default, the API can change swarms.
+  std::string bind = "127.0.0.1";
+  /// The bearer token every request must carry (never logged or shown).
+  std::string token;
+  /// Longest request target (path + query); longer gets 414.
+  std::size_t max_url_length = 2048;
+  /// Largest header block; larger gets 431.
+  std::size_t max_header_bytes = 8192;
+  /// Largest request body; larger gets 413.
+  std::size_t max_body_bytes = 16384;
+  /// Deadline for reading a request (and idle keep-alive time) and for
+  /// writing its response.
+  std::chrono::milliseconds io_timeout{10000};
+  /// How long one swarm / the supervisor may take to answer.
+  std::chrono::milliseconds actor_timeout{2000};
+  /// Most swarms one list or /metrics request asks (bounds the fan-out).
+  std::size_t max_fanout = 10000;
+  /// Most peers listed by `GET /api/swarms/<hash>`.
+  std::uint32_t max_peers_listed = 200;
+  /// Connections served at once; more are accepted and closed.
+  std::size_t max_connections = 64;
+};
+
+/// What /api/node reports about the daemon beyond what the actors know.
+struct admin_node_info {
+  std::string version;
+  /// Effective configuration as (key, value text), secrets already redacted.
+  std::vector<std::pair<std::string, std::string>> config;
+};
+
+/// The admin server. start()/stop() from one controlling thread (main).
+class admin_server {
+ public:
+  /// `dir` must outlive stop(); `udp` and `http` may be null (not running).
+  admin_server(caf::actor_system& sys, swarm_directory& dir, const admin_config& cfg,
+               admin_node_info info, const udp_server* udp = nullptr,
+               const http_server* http = nullptr);
+  /// Calls stop().
+  ~admin_server();
+  admin_server(const admin_server&) = delete;
+  admin_server& operator=(const admin_server&) = delete;
+
+  /// Binds and starts the I/O thread. Throws std::runtime_error when the
+  /// address is invalid or the port cannot be bound, std::invalid_argument
+  /// when the token is empty.
+  void start();
+  /// The bound port (the chosen one when configured as 0 in tests); 0 before start().
+  std::uint16_t port() const noexcept;
+  /// Idempotent; blocks until the I/O thread has ended.
+  void stop();
+
+  struct impl;
+
+ private:
+  std::unique_ptr<impl> impl_;
+};
+
+/// Compares two strings in time that depends only on their lengths (never
+/// on where they first differ). Exposed for tests.
+bool constant_time_equal(const std::string& a, const std::string& b) noexcept;
+
+}  // namespace sk
