@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
@@ -862,15 +863,25 @@ void udp_server::stop(std::chrono::milliseconds drain) {
     return;
   }
   stopped_ = true;
-  // 1. Stop receiving, on each worker's own thread.
+  // 1. Stop receiving, on each worker's own thread, and wait until each has
+  //    done so: a worker may be in the middle of a round it has already
+  //    read, and those requests must be in flight (counted) before the drain
+  //    below looks at in_flight(), or they would be dropped undrained.
+  std::vector<std::future<void>> stopped;
   for (auto& w : workers_) {
-    asio::post(w->io, [raw = w.get()] {
+    auto done = std::make_shared<std::promise<void>>();
+    stopped.push_back(done->get_future());
+    asio::post(w->io, [raw = w.get(), done] {
       raw->receiving = false;
       for (auto& s : raw->sockets) {
         boost::system::error_code ignored;
         s->socket.cancel(ignored);
       }
+      done->set_value();
     });
+  }
+  for (auto& f : stopped) {
+    f.wait();
   }
   // 2. Let replies in flight arrive, up to the deadline (the workers keep
   //    answering overdue requests meanwhile).
