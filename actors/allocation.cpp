@@ -167,6 +167,13 @@ concat_view view_of(const std::vector<std::uint32_t>& v4, std::uint32_t n4,
   return v;
 }
 
+/// The allowed families' part of one role's pools (0 seeders, 1 leechers).
+concat_view role_view(const std::array<std::vector<std::uint32_t>, 2>& pools,
+                      family_filter family) {
+  return view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
+                 static_cast<std::uint32_t>(pools[1].size()), family);
+}
+
 }  // namespace
 
 // Draws `draws` positions of `v` (uniform order, without replacement) and
@@ -227,9 +234,7 @@ void allocator::take_uniform_all(peer_table& t, std::size_t want) {
 }
 
 void allocator::take_uniform(peer_table& t, int role, std::size_t want) {
-  const auto& pools = t.pools_[static_cast<std::size_t>(role)];
-  const concat_view v = view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
-                                static_cast<std::uint32_t>(pools[1].size()), family_);
+  const concat_view v = role_view(t.pools_[static_cast<std::size_t>(role)], family_);
   const std::size_t target = picked_.size() + want;
   if (want == 0 || v.size() == 0) {
     return;
@@ -249,9 +254,7 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
   // takes ceil(S / seeders per reply) replies when nothing is refused.
   // Swap-removals move one seeder per removal, which can delay it by at most
   // one cycle; the bound is exact for a stable seeder set.
-  const auto& pools = t.pools_[0];
-  const concat_view v = view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
-                                static_cast<std::uint32_t>(pools[1].size()), family_);
+  const concat_view v = role_view(t.pools_[0], family_);
   if (want == 0 || v.size() == 0) {
     return;
   }
@@ -297,17 +300,10 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
   cursor = (start + steps) % v.size();
 }
 
-void allocator::take_top_progress(peer_table& t, std::size_t want) {
-  // The most complete leechers among a uniform sample of c × want of them
-  // (c = candidate_oversampling): the top want of that sample lie, in
-  // expectation, in the top 1/c of the swarm, found without an O(size) scan.
-  const auto& pools = t.pools_[1];
-  const concat_view v = view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
-                                static_cast<std::uint32_t>(pools[1].size()), family_);
-  if (want == 0 || v.size() == 0) {
-    return;
-  }
-  const std::size_t m = want * cfg_.candidate_oversampling;
+// Fills candidates_ with (progress, records_ index) of up to m acceptable
+// peers drawn uniformly from `v`.
+template <class View>
+void allocator::sample_progress(peer_table& t, const View& v, std::size_t m) {
   const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(m)));
   candidates_.clear();
   scan(t, v, draws, [&](std::uint32_t i) {
@@ -316,6 +312,17 @@ void allocator::take_top_progress(peer_table& t, std::size_t want) {
     }
     return candidates_.size() < m;
   });
+}
+
+void allocator::take_top_progress(peer_table& t, std::size_t want) {
+  // The most complete leechers among a uniform sample of c × want of them
+  // (c = candidate_oversampling): the top want of that sample lie, in
+  // expectation, in the top 1/c of the swarm, found without an O(size) scan.
+  const concat_view v = role_view(t.pools_[1], family_);
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  sample_progress(t, v, want * cfg_.candidate_oversampling);
   const std::size_t k = std::min(want, candidates_.size());
   std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
                     candidates_.end(), [](const auto& x, const auto& y) {
@@ -330,21 +337,11 @@ void allocator::take_stratified(peer_table& t, std::size_t want) {
   // Leechers at evenly spaced progress ranks of an oversampled sample, so a
   // reply mixes early, middle and late peers (unknown progress sorts first,
   // with the beginners).
-  const auto& pools = t.pools_[1];
-  const concat_view v = view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
-                                static_cast<std::uint32_t>(pools[1].size()), family_);
+  const concat_view v = role_view(t.pools_[1], family_);
   if (want == 0 || v.size() == 0) {
     return;
   }
-  const std::size_t m = want * cfg_.flash_crowd_oversampling;
-  const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(m)));
-  candidates_.clear();
-  scan(t, v, draws, [&](std::uint32_t i) {
-    if (acceptable(t, i)) {
-      candidates_.emplace_back(t.records_[i].traits.progress, i);
-    }
-    return candidates_.size() < m;
-  });
+  sample_progress(t, v, want * cfg_.flash_crowd_oversampling);
   std::sort(candidates_.begin(), candidates_.end());
   const std::size_t c = candidates_.size();
   if (c <= want) {

@@ -192,6 +192,8 @@ class allocator {
   void take_uniform_all(peer_table& t, std::size_t want);
   void take_uniform(peer_table& t, int role, std::size_t want);
   void take_rotation(peer_table& t, std::size_t want, bool flash);
+  template <class View>
+  void sample_progress(peer_table& t, const View& v, std::size_t m);
   void take_top_progress(peer_table& t, std::size_t want);
   void take_stratified(peer_table& t, std::size_t want);
   void role_aware(peer_table& t, std::size_t n, bool rotation);

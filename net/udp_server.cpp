@@ -171,7 +171,6 @@ namespace udp_detail {
 struct udp_pending {
   std::shared_ptr<shared_state> sh;
   std::size_t worker = 0;  ///< index of the worker that admitted it
-  int fd = -1;             ///< socket to answer on (open while !sh->closed)
   sockaddr_storage to{};
   socklen_t to_len = 0;
   transaction_id transaction;
@@ -496,7 +495,7 @@ struct udp_server::worker {
       }
       bump(shared->received, static_cast<std::uint64_t>(got));
       for (int k = 0; k < got; ++k) {
-        handle(i, s.from[static_cast<std::size_t>(k)],
+        handle(s.from[static_cast<std::size_t>(k)],
                std::string_view(s.buffers.data() + static_cast<std::size_t>(k) * datagram_max,
                                 std::min<std::size_t>(s.msgs[static_cast<std::size_t>(k)].msg_len,
                                                       datagram_max)));
@@ -549,8 +548,8 @@ struct udp_server::worker {
     }
   }
 
-  /// Sends everything queued with sendmmsg, on socket `fd`'s family... each
-  /// item goes out on the socket of its address family.
+  /// Sends everything queued with sendmmsg, each datagram on this worker's
+  /// socket of its address family.
   void flush() {
     if (sends.empty()) {
       return;
@@ -618,7 +617,7 @@ struct udp_server::worker {
     prune();
   }
 
-  void handle(std::size_t i, const sockaddr_storage& from, std::string_view packet) {
+  void handle(const sockaddr_storage& from, std::string_view packet) {
     endpoint client;
     if (!to_endpoint(from, client)) {
       bump(shared->dropped_malformed);
@@ -657,9 +656,8 @@ struct udp_server::worker {
     auto p = std::make_shared<udp_pending>();
     p->sh = shared;
     p->worker = index;
-    p->fd = sockets[i]->fd;
     p->to = from;
-    p->to_len = from.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    p->to_len = address_length(from);
     p->transaction = request.transaction;
     p->v6_peers = client.ip.v6;
     p->deadline = std::chrono::steady_clock::now() + shared->cfg.request_timeout;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "serialization.hpp"
 #include "test_util.hpp"
 
 namespace sk {
@@ -26,22 +27,7 @@ struct Messages : ::testing::Test {
   }
 
   /// Serializes `msg` as a caf::message and reads it back.
-  caf::message round_trip(const caf::message& msg) {
-    std::vector<char> buf;
-    caf::binary_serializer sink{*sys, buf};
-    auto copy = msg;
-    if (auto err = sink(copy)) {
-      ADD_FAILURE() << "serialize: " << sys->render(err);
-      return {};
-    }
-    caf::message out;
-    caf::binary_deserializer source{*sys, buf};
-    if (auto err = source(out)) {
-      ADD_FAILURE() << "deserialize: " << sys->render(err);
-      return {};
-    }
-    return out;
-  }
+  caf::message round_trip(const caf::message& msg) { return test::round_trip(*sys, msg); }
 };
 
 swarm_announce sample_announce(bool with_claimed_ip) {

@@ -8,6 +8,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/swarm_core.hpp"
+#include "serialization.hpp"
 #include "test_util.hpp"
 
 namespace sk {
@@ -24,22 +25,7 @@ struct HealingMessages : ::testing::Test {
     sys = std::make_unique<caf::actor_system>(cfg);
   }
 
-  caf::message round_trip(const caf::message& msg) {
-    std::vector<char> buf;
-    caf::binary_serializer sink{*sys, buf};
-    auto copy = msg;
-    if (auto err = sink(copy)) {
-      ADD_FAILURE() << "serialize: " << sys->render(err);
-      return {};
-    }
-    caf::message out;
-    caf::binary_deserializer source{*sys, buf};
-    if (auto err = source(out)) {
-      ADD_FAILURE() << "deserialize: " << sys->render(err);
-      return {};
-    }
-    return out;
-  }
+  caf::message round_trip(const caf::message& msg) { return test::round_trip(*sys, msg); }
 };
 
 TEST_F(HealingMessages, StatusWithHistoryRoundTrips) {

@@ -11,6 +11,7 @@
 
 #include "actors/swarm_actor.hpp"
 #include "caf_fixture.hpp"
+#include "serialization.hpp"
 #include "test_util.hpp"
 
 namespace sk {
@@ -148,13 +149,7 @@ TEST_F(ProbeActor, ProbeMessagesRoundTripUnderTheirRegisteredNames) {
   r.target = endpoint{ip_address::make_v6(raw), 51413};
   r.outcome = probe_outcome::bogus;
   probe_request q{r.hash, r.id, r.target};
-  std::vector<char> buf;
-  caf::binary_serializer sink{*sys, buf};
-  auto msg = caf::make_message(probe_atom::value, q, r);
-  ASSERT_FALSE(sink(msg));
-  caf::message out;
-  caf::binary_deserializer source{*sys, buf};
-  ASSERT_FALSE(source(out));
+  const caf::message out = test::round_trip(*sys, caf::make_message(probe_atom::value, q, r));
   ASSERT_TRUE((out.match_elements<probe_atom, probe_request, probe_result>()));
   const auto& q2 = out.get_as<probe_request>(1);
   const auto& r2 = out.get_as<probe_result>(2);
