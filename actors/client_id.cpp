@@ -329,4 +329,62 @@ std::optional<client_ban_list> client_ban_list::parse(std::string_view spec, std
   return list;
 }
 
+std::string escape_ban_prefix(std::string_view raw) {
+  static constexpr char digits[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : raw) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '%' || c == '"' || c == '=' || c == ';') {
+      out += '%';
+      out += digits[u >> 4];
+      out += digits[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> parse_ban_prefix(std::string_view text, std::string* error) {
+  auto fail = [&](const std::string& what) -> std::optional<std::string> {
+    if (error != nullptr) *error = what;
+    return std::nullopt;
+  };
+  std::string prefix;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      prefix += text[i];
+      continue;
+    }
+    const int hi = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
+    const int lo = hi >= 0 ? hex_value(text[i + 2]) : -1;
+    if (lo < 0) return fail("prefix: '%' must be followed by two hex digits");
+    prefix += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  if (prefix.empty()) return fail("prefix must not be empty");
+  if (prefix.size() > peer_id::size)
+    return fail("prefix is " + std::to_string(prefix.size()) + " bytes, a peer_id has only 20");
+  return prefix;
+}
+
+live_ban_list::add_result live_ban_list::add(std::string prefix, std::string reason) {
+  std::lock_guard<std::mutex> lock{write_mutex_};
+  auto current = cell_.load();
+  for (const auto& r : current->rules())
+    if (r.prefix == prefix) return add_result::exists;
+  client_ban_list next = *current;
+  if (!next.add(std::move(prefix), std::move(reason))) return add_result::invalid;
+  cell_.store(std::make_shared<const client_ban_list>(std::move(next)));
+  return add_result::added;
+}
+
+bool live_ban_list::remove(std::string_view prefix) {
+  std::lock_guard<std::mutex> lock{write_mutex_};
+  client_ban_list next = *cell_.load();
+  if (!next.remove(prefix)) return false;
+  cell_.store(std::make_shared<const client_ban_list>(std::move(next)));
+  return true;
+}
+
 }  // namespace sk

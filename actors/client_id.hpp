@@ -18,13 +18,16 @@
 ///   special   "exbc" / "FUTB" / "xUTB" + 2 version bytes   old BitComet
 ///             "TIX" + 4 digits                             Tixati "TIX0283"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "actors/snapshot_cell.hpp"
 #include "protocol/types.hpp"
 
 namespace sk {
@@ -130,6 +133,49 @@ class client_ban_list {
 
  private:
   std::vector<ban_rule> rules_;
+};
+
+/// A ban prefix in the spec's notation: bytes outside printable ASCII, '%',
+/// '"', '=' and ';' as `%XX`, everything else as is ("-XX0001-",
+/// "exbc%00"). What the admin API shows; `parse_ban_prefix` reads it back.
+std::string escape_ban_prefix(std::string_view raw);
+
+/// Reads a prefix in the spec's notation (`%XX` escapes, no trimming):
+/// nullopt with one sentence in `error` when an escape is bad or the result
+/// is empty or longer than 20 bytes.
+std::optional<std::string> parse_ban_prefix(std::string_view text, std::string* error);
+
+/// The node-wide ban list every swarm reads: seeded from `clients.banned`,
+/// changed at run time by the admin API. Swarms see a change at their next
+/// announce, without a lock on the announce path (see snapshot_cell.hpp:
+/// one acquire load per announce while nothing changes).
+class live_ban_list {
+ public:
+  /// Why `add` refused.
+  enum class add_result : std::uint8_t { added, invalid, exists };
+
+  explicit live_ban_list(client_ban_list initial = {})
+      : cell_(std::make_shared<const client_ban_list>(std::move(initial))) {}
+
+  /// The current list (a snapshot: later changes do not touch it).
+  std::shared_ptr<const client_ban_list> snapshot() const { return cell_.load(); }
+  /// The cell readers cache (`snapshot_reader<client_ban_list>`).
+  const snapshot_cell<client_ban_list>& cell() const noexcept { return cell_; }
+
+  /// Adds a rule (raw prefix bytes); `invalid` when `client_ban_list::add`
+  /// would refuse it for its prefix or reason, `exists` for a listed prefix.
+  add_result add(std::string prefix, std::string reason);
+  /// Removes the rule with exactly this raw prefix; false if none.
+  bool remove(std::string_view prefix);
+
+  /// Announces refused by this list (every swarm together).
+  std::uint64_t refusals() const noexcept { return refusals_.load(std::memory_order_relaxed); }
+  void count_refusal() noexcept { refusals_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::mutex write_mutex_;  ///< writers only; readers never take it
+  snapshot_cell<client_ban_list> cell_;
+  std::atomic<std::uint64_t> refusals_{0};
 };
 
 }  // namespace sk

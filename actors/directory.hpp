@@ -1,7 +1,10 @@
 #pragma once
 /// The swarm directory: info_hash -> swarm actor, read by network threads
-/// without messaging. This is the one place that decides who owns a swarm;
-/// the cluster will later route to a remote owner from `route()`.
+/// without messaging. This is the one place that decides who owns a swarm:
+/// alone, this node owns every swarm; in a cluster (`set_view`), the owner
+/// is the live member that ranks first under rendezvous hashing, and for a
+/// swarm another node owns the directory hands out a LOCAL forwarding actor
+/// (actors/cluster/forwarder.hpp) that accepts the same messages.
 
 #include <atomic>
 #include <cstddef>
@@ -12,6 +15,9 @@
 
 #include <caf/all.hpp>
 
+#include "actors/cluster/forwarder.hpp"
+#include "actors/cluster/snapshot.hpp"
+#include "actors/cluster/view.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/swarm_config.hpp"
 #include "protocol/types.hpp"
@@ -74,19 +80,63 @@ class swarm_directory {
   caf::actor route(const info_hash& h);
 
   /// The swarm actor for `h` if one exists, else an invalid handle (scrape of
-  /// unknown torrents must not create swarms). Thread-safe.
+  /// unknown torrents must not create swarms). Thread-safe. In a cluster, a
+  /// hash another node owns yields a forwarder (created on a miss: it
+  /// creates no swarm anywhere; the owner answers zeros for an unknown
+  /// torrent).
   caf::actor find(const info_hash& h) const;
 
-  /// Number of swarms (a snapshot; each stripe is counted under its lock).
+  /// Number of local swarms (a snapshot; each stripe is counted under its
+  /// lock). Forwarders are not counted.
   std::size_t size() const;
 
-  /// Every (info_hash, swarm actor) pair, at most `limit` of them (admin
-  /// API). Thread-safe; each stripe is copied under its lock, so the result
-  /// is not one consistent cut. Never blocks on an actor.
+  /// Every (info_hash, swarm actor) pair of a local swarm, at most `limit`
+  /// of them (admin API). Thread-safe; each stripe is copied under its lock,
+  /// so the result is not one consistent cut. Never blocks on an actor.
   std::vector<std::pair<info_hash, caf::actor>> snapshot(
       std::size_t limit = static_cast<std::size_t>(-1)) const;
 
-  /// Stops every swarm actor (exit reason `user_shutdown`), then the
+  // -- cluster ------------------------------------------------------------------
+
+  /// Installs a new picture of the cluster and moves what it changes:
+  ///   - a local swarm another node now owns is handed to it (its entry
+  ///     becomes a forwarder in handoff mode, see forwarder.hpp);
+  ///   - a forwarder whose owner changed leaves (it answers what is in
+  ///     flight); the next route() creates the right one.
+  /// Returns how many local swarms started moving. Thread-safe; never
+  /// blocks on an actor. A null view turns cluster routing off.
+  std::size_t set_view(cluster::cluster_view_ptr view);
+
+  /// The current view (null: no cluster).
+  cluster::cluster_view_ptr view() const;
+
+  /// Where a request forwarded by another node goes (the node actor's
+  /// lookup): the local swarm, spawned on a miss when `create` (the sender
+  /// believes this node owns `h`; a rebalance corrects a disagreement), or
+  /// the forwarder this node has for `h` (`*remote` set). Invalid: a miss
+  /// without `create`, or stopping.
+  caf::actor serve_forwarded(const info_hash& h, bool create, bool* remote);
+
+  /// Merges `s` into the local swarm of `s.hash` (spawned on a miss; a
+  /// forwarder entry is replaced by the local swarm). Migration and crash
+  /// takeover. Returns the swarm; invalid when stopping.
+  caf::actor install(const cluster::swarm_snapshot& s);
+
+  /// Operator move: hands the local swarm of `h` to member `node` now (its
+  /// entry becomes a forwarder in handoff mode, as in `set_view`). Returns
+  /// "" when the move started, else why not ("no cluster", "unknown
+  /// member", "not a local swarm", ...). The move lasts until the next
+  /// membership change, when rendezvous ownership applies again (the swarm
+  /// then moves to its owner with its state). Thread-safe, non-blocking.
+  std::string move(const info_hash& h, const std::string& node);
+
+  /// Local swarms being handed to another node right now.
+  std::size_t handoffs_pending() const;
+
+  /// Forwarder settings (the default is fine outside the daemon).
+  void set_forwarder_options(const cluster::forwarder_options& o);
+
+  /// Stops every swarm actor and forwarder (exit reason `user_shutdown`), then the
   /// supervisor (and with it every remediation), and empties the directory;
   /// `route()` spawns nothing afterwards. Idempotent.
   void stop_all();
@@ -101,9 +151,6 @@ class swarm_directory {
   swarm_config cfg_;
   std::shared_ptr<table> table_;
   caf::actor supervisor_;
-  /// Base of per-swarm seeds when cfg.rng_seed == 0 (drawn at construction).
-  std::uint64_t seed_base_;
-  std::atomic<std::uint64_t> spawned_{0};
 };
 
 }  // namespace sk

@@ -26,6 +26,7 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<std::vector<info_hash>>("sk::info_hashes");
   cfg.add_message_type<probe_request>("sk::probe_request");
   cfg.add_message_type<probe_result>("sk::probe_result");
+  cfg.add_message_type<supervisor_counters>("sk::supervisor_counters");
 }
 
 }  // namespace sk

@@ -35,6 +35,11 @@ using observer_atom = caf::atom_constant<caf::atom("observer")>;
 using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 using events_atom = caf::atom_constant<caf::atom("events")>;
 using remediate_atom = caf::atom_constant<caf::atom("remediate")>;
+// Operator control of remediation (admin -> supervisor -> remediation) and
+// the supervisor's monotonic counters (see actors/supervisor.hpp).
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using counters_atom = caf::atom_constant<caf::atom("counters")>;
 // Reachability probes (swarm <-> prober, see net/reachability_prober.hpp).
 using probe_atom = caf::atom_constant<caf::atom("probe")>;
 
@@ -209,6 +214,18 @@ struct probe_result {
   probe_outcome outcome = probe_outcome::skipped;
 };
 
+/// The supervisor's monotonic counters since it started (`/metrics`), unlike
+/// its event log, which is a bounded ring.
+struct supervisor_counters {
+  std::uint64_t restarts = 0;          ///< swarm actors restarted from their state
+  std::uint64_t restarts_fresh = 0;    ///< ... restarted empty (state was inconsistent)
+  std::uint64_t give_ups = 0;          ///< crashed too often: not restarted
+  std::uint64_t remediations_started = 0;  ///< automatic and operator-started
+  std::uint64_t remediations_operator = 0; ///< of those, started by an operator
+  std::uint64_t remediations_ended = 0;    ///< ended for any reason
+  std::uint64_t remediations_stopped = 0;  ///< of those, stopped by an operator
+};
+
 /// Registers every message type above with the actor system config.
 void register_message_types(caf::actor_system_config& cfg);
 
@@ -304,6 +321,13 @@ typename Inspector::result_type inspect(Inspector& f, swarm_status& x) {
   return f(caf::meta::type_name("swarm_status"), x.hash, x.stats, x.knobs, x.evaluated, x.health,
            x.history, x.announces, x.banned, x.refused, x.warned, x.seeder_appeals, x.peer_count,
            x.peers);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, supervisor_counters& x) {
+  return f(caf::meta::type_name("supervisor_counters"), x.restarts, x.restarts_fresh, x.give_ups,
+           x.remediations_started, x.remediations_operator, x.remediations_ended,
+           x.remediations_stopped);
 }
 
 // probe_outcome is an enum: serialized through its underlying type.

@@ -342,6 +342,8 @@ class peer_table {
 
  private:
   friend class allocator;
+  /// Cluster snapshots restore `downloaded_` (actors/cluster/snapshot.cpp).
+  friend struct swarm_core_access;
 
   static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 

@@ -116,8 +116,13 @@ double badness(const health_signals& s) noexcept {
   return b;
 }
 
-remediation_plan::remediation_plan(remediation_config cfg, swarm_knobs baseline)
-    : cfg_(cfg), baseline_(baseline), knobs_(baseline) {}
+remediation_plan::remediation_plan(remediation_config cfg, swarm_knobs baseline,
+                                   std::uint32_t operator_reasons)
+    : cfg_(cfg), baseline_(baseline), knobs_(baseline), operator_reasons_(operator_reasons) {}
+
+std::uint32_t operator_reasons_for(std::uint32_t reported) noexcept {
+  return reported != 0 ? reported : (reason_few_seeders | reason_stalled_leechers);
+}
 
 swarm_knobs remediation_plan::compose() const {
   swarm_knobs k = baseline_;
@@ -180,7 +185,10 @@ remediation_plan::step remediation_plan::on_report(const health_report& r) {
   if (!started_) {
     started_ = true;
     start_signals_ = now;
-    out.records.push_back(make(r, "start", "", reasons_to_string(r.reasons)));
+    out.records.push_back(
+        make(r, "start", "",
+             operator_reasons_ != 0 ? "operator: " + reasons_to_string(operator_reasons_)
+                                    : reasons_to_string(r.reasons)));
   }
 
   if (r.state == swarm_health::healthy) {
@@ -227,10 +235,12 @@ remediation_plan::step remediation_plan::on_report(const health_report& r) {
     }
   }
 
-  // Nothing on trial and still unhealthy: the next strategy.
-  if (!trial_ && r.state != swarm_health::healthy) {
+  // Nothing on trial and still unhealthy (or an operator asked): the next
+  // strategy.
+  if (!trial_ && (r.state != swarm_health::healthy || operator_reasons_ != 0)) {
+    const std::uint32_t reasons = r.reasons | operator_reasons_;
     std::optional<strategy> next;
-    for (strategy s : candidate_strategies(r.reasons)) {
+    for (strategy s : candidate_strategies(reasons)) {
       const bool tried = std::find(tried_.begin(), tried_.end(), s) != tried_.end();
       if (!tried && !conflicts(s)) {
         next = s;
@@ -249,12 +259,12 @@ remediation_plan::step remediation_plan::on_report(const health_report& r) {
       knobs_ = compose();
       out.knobs = knobs_;
       out.records.push_back(make(r, escalation ? "escalate" : "apply",
-                                 std::string(to_string(*next)), reasons_to_string(r.reasons)));
+                                 std::string(to_string(*next)), reasons_to_string(reasons)));
     } else if (!exhausted_) {
       exhausted_ = true;
       out.records.push_back(make(
           r, "exhausted", "",
-          "no untried strategy for " + reasons_to_string(r.reasons) + "; keeping what helped"));
+          "no untried strategy for " + reasons_to_string(reasons) + "; keeping what helped"));
     }
   }
   return out;
@@ -314,14 +324,14 @@ void carry_out(remediation_actor_ptr self, remediation_plan::step step) {
 
 caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf::actor swarm,
                                 remediation_config cfg, swarm_knobs baseline, health_report initial,
-                                caf::actor supervisor) {
+                                caf::actor supervisor, std::uint32_t operator_reasons) {
   auto& st = self->state;
   // A stray error message must not end a remediation half-way (CAF's
   // default error handler quits).
   self->set_error_handler([](caf::error&) {});
   st.hash = hash;
   st.swarm = std::move(swarm);
-  st.plan.emplace(cfg, baseline);
+  st.plan.emplace(cfg, baseline, operator_reasons);
   st.last = initial;
   if (supervisor) {
     self->monitor(supervisor);
@@ -346,6 +356,31 @@ caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf:
         st.swarm = swarm;
         // A swarm restored from a broken state starts from its defaults.
         set_knobs(self, st.plan->knobs());
+      },
+      [self](stop_atom) -> caf::result<bool> {
+        auto& st = self->state;
+        auto step = st.plan->abort(st.last, "stopped by an operator; defaults restored");
+        for (auto& rec : step.records) {
+          spdlog::info("remediation of swarm {}: {}", st.hash.hex(), to_string(rec));
+          self->send(st.swarm, history_atom::value, caf::put_atom::value, std::move(rec));
+        }
+        // Answer (and quit) only once the swarm runs on its defaults again,
+        // so whoever stopped us sees them restored at once.
+        auto rp = self->make_response_promise<bool>();
+        self->request(st.swarm, std::chrono::seconds(5), knobs_atom::value, caf::put_atom::value,
+                      st.plan->baseline())
+            .then(
+                [self, rp](const swarm_knobs&) mutable {
+                  rp.deliver(true);
+                  self->quit();
+                },
+                [self, rp](const caf::error&) mutable {
+                  // Gone or restarting: a restarted swarm starts from its
+                  // core's knobs, which the baseline may not have reached.
+                  rp.deliver(false);
+                  self->quit();
+                });
+        return rp;
       },
       [self](caf::get_atom) {
         std::vector<std::string> names;

@@ -105,7 +105,13 @@ double badness(const health_signals& s) noexcept;
 class remediation_plan {
  public:
   /// `baseline`: the swarm's knobs before remediation (restored at the end).
-  remediation_plan(remediation_config cfg, swarm_knobs baseline);
+  /// `operator_reasons` (an operator started it, see `operator_reasons_for`):
+  /// strategies are chosen from these reasons together with each report's,
+  /// and tried even while the swarm reports healthy; the plan still ends,
+  /// restoring the baseline, once the swarm has been healthy for
+  /// `healthy_time`.
+  remediation_plan(remediation_config cfg, swarm_knobs baseline,
+                   std::uint32_t operator_reasons = 0);
 
   /// What one report asks for.
   struct step {
@@ -150,7 +156,15 @@ class remediation_plan {
   std::uint32_t trial_ticks_ = 0;
   health_signals start_signals_;
   std::optional<health_time> healthy_since_;
+  std::uint32_t operator_reasons_ = 0;
 };
+
+/// The reasons an operator-started remediation works on: the swarm's own
+/// when it reports any, else no-seeders-like starvation and stalled leechers
+/// (`few-seeders | stalled-leechers`: "this torrent is slow" is what an
+/// operator acts on), i.e. the stalled-boost, flash-crowd and
+/// seeder-rotation strategies.
+std::uint32_t operator_reasons_for(std::uint32_t reported) noexcept;
 
 // -- the actor ------------------------------------------------------------------
 
@@ -177,12 +191,17 @@ using remediation_actor_ptr = caf::stateful_actor<remediation_state>*;
 ///   (rebind_atom, caf::actor)   the supervisor restarted the swarm: the new
 ///       actor; the plan's knobs are sent to it again.
 ///   (get_atom) -> std::vector<std::string>   names of the active strategies.
+///   (stop_atom) -> bool   an operator stops it: the plan aborts (knobs back
+///       to the baseline, "end" recorded with "stopped by an operator"); it
+///       answers once the swarm has applied the baseline knobs (or is gone)
+///       and then quits normally.
 ///
 /// It monitors `supervisor` and quits when the supervisor does.
 /// `initial` (the report that made the supervisor spawn it) is processed at
-/// once.
+/// once. `operator_reasons` is 0 for a remediation the supervisor started on
+/// its own, else see `remediation_plan`.
 caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf::actor swarm,
                                 remediation_config cfg, swarm_knobs baseline, health_report initial,
-                                caf::actor supervisor);
+                                caf::actor supervisor, std::uint32_t operator_reasons);
 
 }  // namespace sk

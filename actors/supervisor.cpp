@@ -11,6 +11,9 @@ std::string supervisor_config::validate() const {
   if (max_restarts == 0) {
     return "supervisor max restarts must be at least 1";
   }
+  if (operator_holdoff < std::chrono::seconds{0}) {
+    return "supervisor operator hold-off must not be negative";
+  }
   if (restart_window <= std::chrono::seconds{0}) {
     return "supervisor restart window must be positive";
   }
@@ -46,6 +49,7 @@ void note(supervisor_actor_ptr self, const info_hash& hash, std::string kind, st
 
 void stop_remediation(supervisor_actor_ptr self, supervisor_state::entry& e) {
   if (e.remediation) {
+    ++self->state.counters.remediations_ended;
     self->state.by_remediation.erase(e.remediation.address());
     self->demonitor(e.remediation.address());
     self->send_exit(e.remediation, caf::exit_reason::user_shutdown);
@@ -101,6 +105,7 @@ void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const inf
                                "); not restarted";
     spdlog::error("supervisor: swarm {} {}", hash.hex(), detail);
     note(self, hash, "give-up", detail);
+    ++st.counters.give_ups;
     times.push_back(now);
     if (auto reg = st.registry.lock()) {
       reg->erase_if_owner(hash, dm.source);
@@ -114,6 +119,7 @@ void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const inf
   swarm_core_ptr core = recover_core(e.core, fresh);
   if (!core) {
     note(self, hash, "give-up", "crashed (" + why + ") without a state to restart from");
+    ++st.counters.give_ups;
     st.swarms.erase(it);
     return;
   }
@@ -150,6 +156,7 @@ void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const inf
     self->send(replacement, observer_atom::value, e.remediation);
     self->send(e.remediation, rebind_atom::value, replacement);
   }
+  ++(fresh ? st.counters.restarts_fresh : st.counters.restarts);
   note(self, hash, fresh ? "restart-fresh" : "restart",
        "crashed (" + why + "); restart " + std::to_string(times.size()) + " of " +
            std::to_string(st.cfg.max_restarts) + " within " +
@@ -161,15 +168,106 @@ void on_remediation_down(supervisor_actor_ptr self, const caf::down_msg& dm,
                          const info_hash& hash) {
   auto& st = self->state;
   auto it = st.swarms.find(hash);
+  bool stopped = false;
   if (it != st.swarms.end() && it->second.remediation.address() == dm.source) {
+    stopped = it->second.stopping;
     it->second.remediation = {};
+    it->second.stopping = false;
     self->send(it->second.swarm, observer_atom::value, caf::actor{});
   }
+  ++st.counters.remediations_ended;
   const bool ok = dm.reason == caf::exit_reason::normal;
-  spdlog::info("supervisor: remediation of swarm {} ended ({})", hash.hex(),
-               ok ? "swarm healthy, defaults restored" : self->system().render(dm.reason));
-  note(self, hash, "remediation-ended",
-       ok ? "healthy; defaults restored" : self->system().render(dm.reason));
+  std::string detail = !ok       ? self->system().render(dm.reason)
+                       : stopped ? "stopped by an operator; defaults restored; no automatic "
+                                   "remediation for " +
+                                       std::to_string(st.cfg.operator_holdoff.count()) + " s"
+                                 : "healthy; defaults restored";
+  if (stopped) ++st.counters.remediations_stopped;
+  spdlog::info("supervisor: remediation of swarm {} ended ({})", hash.hex(), detail);
+  note(self, hash, "remediation-ended", std::move(detail));
+}
+
+/// Spawns the remediation of `e` on report `r` (`operator_reasons`: see
+/// remediation_plan) and makes it the swarm's observer.
+void spawn_remediation(supervisor_actor_ptr self, const info_hash& hash,
+                       supervisor_state::entry& e, const health_report& r,
+                       std::uint32_t operator_reasons) {
+  auto& st = self->state;
+  // The swarm's config is immutable after construction: reading it here,
+  // while the swarm actor runs, is safe.
+  const swarm_config& swarm_cfg = e.core->config();
+  remediation_config rc = st.cfg.remediation_cfg;
+  if (rc.watch_time == std::chrono::seconds{0}) {
+    rc.watch_time = swarm_cfg.announce_interval;
+  }
+  e.remediation =
+      self->system().spawn(remediation_actor, hash, e.swarm, rc, swarm_cfg.default_knobs(), r,
+                           caf::actor_cast<caf::actor>(self), operator_reasons);
+  e.stopping = false;
+  st.by_remediation[e.remediation.address()] = hash;
+  self->monitor(e.remediation);
+  self->send(e.swarm, observer_atom::value, e.remediation);
+  ++st.counters.remediations_started;
+}
+
+/// Spawns an operator's remediation on report `r`; what to answer.
+std::string start_for_operator(supervisor_actor_ptr self, const info_hash& hash, health_report r) {
+  auto& st = self->state;
+  auto it = st.swarms.find(hash);
+  if (it == st.swarms.end() || !it->second.core) return "unknown";
+  if (it->second.remediation) return "running";
+  const std::uint32_t reasons = operator_reasons_for(r.reasons);
+  st.holdoff.erase(hash);
+  spawn_remediation(self, hash, it->second, r, reasons);
+  ++st.counters.remediations_operator;
+  spdlog::info("supervisor: swarm {}: remediation started by an operator ({})", hash.hex(),
+               reasons_to_string(reasons));
+  note(self, hash, "remediation-started",
+       "operator; " + std::string(to_string(r.state)) + " [" + reasons_to_string(reasons) + "]");
+  return "started";
+}
+
+/// An operator's start (see the header): asks the swarm for its last report
+/// first, then spawns.
+caf::result<std::string> operator_start(supervisor_actor_ptr self, const info_hash& hash) {
+  auto& st = self->state;
+  auto it = st.swarms.find(hash);
+  if (it == st.swarms.end() || !it->second.core) return std::string("unknown");
+  if (it->second.remediation) return std::string("running");
+  auto rp = self->make_response_promise<std::string>();
+  self->request(it->second.swarm, std::chrono::seconds(2), health_atom::value,
+                caf::get_atom::value)
+      .then(
+          [self, hash, rp](health_report& r) mutable {
+            rp.deliver(start_for_operator(self, hash, r));
+          },
+          [self, hash, rp](caf::error&) mutable {
+            // Not evaluated yet (or restarting): start from "healthy, no
+            // reasons now"; the operator reasons pick the strategies.
+            health_report r;
+            r.state = swarm_health::healthy;
+            r.at = self->clock().now();
+            rp.deliver(start_for_operator(self, hash, r));
+          });
+  return rp;
+}
+
+/// An operator's stop (see the header).
+caf::result<std::string> operator_stop(supervisor_actor_ptr self, const info_hash& hash) {
+  auto& st = self->state;
+  auto it = st.swarms.find(hash);
+  if (it == st.swarms.end()) return std::string("unknown");
+  auto& e = it->second;
+  if (!e.remediation || e.stopping) return std::string("none");
+  e.stopping = true;
+  st.holdoff[hash] = self->clock().now() + st.cfg.operator_holdoff;
+  note(self, hash, "remediation-stop", "stopped by an operator");
+  spdlog::info("supervisor: swarm {}: remediation stopped by an operator", hash.hex());
+  auto rp = self->make_response_promise<std::string>();
+  self->request(e.remediation, std::chrono::seconds(10), stop_atom::value)
+      .then([rp](bool) mutable { rp.deliver(std::string("stopped")); },
+            [rp](caf::error&) mutable { rp.deliver(std::string("stopped")); });
+  return rp;
 }
 
 void on_health(supervisor_actor_ptr self, const info_hash& hash, const health_report& r) {
@@ -190,19 +288,13 @@ void on_health(supervisor_actor_ptr self, const info_hash& hash, const health_re
   if (r.state == swarm_health::healthy || !st.cfg.remediation || e.remediation || !big_enough) {
     return;
   }
-  // The swarm's config is immutable after construction: reading it here,
-  // while the swarm actor runs, is safe.
-  const swarm_config& swarm_cfg = e.core->config();
-  remediation_config rc = st.cfg.remediation_cfg;
-  if (rc.watch_time == std::chrono::seconds{0}) {
-    rc.watch_time = swarm_cfg.announce_interval;
+  if (auto h = st.holdoff.find(hash); h != st.holdoff.end()) {
+    if (self->clock().now() < h->second) {
+      return;  // an operator stopped the last one: not again so soon
+    }
+    st.holdoff.erase(h);
   }
-  e.remediation =
-      self->system().spawn(remediation_actor, hash, e.swarm, rc, swarm_cfg.default_knobs(), r,
-                           caf::actor_cast<caf::actor>(self));
-  st.by_remediation[e.remediation.address()] = hash;
-  self->monitor(e.remediation);
-  self->send(e.swarm, observer_atom::value, e.remediation);
+  spawn_remediation(self, hash, e, r, 0);
   spdlog::info("supervisor: swarm {} is {} ({}): remediation started", hash.hex(),
                to_string(r.state), reasons_to_string(r.reasons));
   note(self, hash, "remediation-started",
@@ -254,6 +346,13 @@ caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
         }
         return out;
       },
+      [self](remediate_atom, start_atom, const info_hash& hash) {
+        return operator_start(self, hash);
+      },
+      [self](remediate_atom, stop_atom, const info_hash& hash) {
+        return operator_stop(self, hash);
+      },
+      [self](counters_atom) { return self->state.counters; },
       [self](caf::get_atom, const info_hash& hash) {
         auto it = self->state.swarms.find(hash);
         return it != self->state.swarms.end() ? it->second.swarm : caf::actor{};

@@ -27,6 +27,19 @@
 ///   (events_atom) -> std::vector<supervisor_event>    oldest first, bounded
 ///   (remediate_atom, caf::get_atom) -> std::vector<info_hash>
 ///                                    swarms with a running remediation
+///   (remediate_atom, start_atom, info_hash) -> std::string
+///       an operator starts a remediation: "started", "running" (one runs
+///       already) or "unknown" (no such swarm). It works on the swarm's
+///       current reasons, or on few-seeders + stalled-leechers when it has
+///       none (`operator_reasons_for`), even for a healthy or small swarm,
+///       and ends like any other (healthy for healthy_time) or by a stop.
+///       Clears the swarm's hold-off.
+///   (remediate_atom, stop_atom, info_hash) -> std::string
+///       an operator stops it: "stopped" once the swarm runs on its
+///       defaults again, "none" (nothing runs) or "unknown". The swarm then
+///       gets no automatic remediation for `operator_holdoff` (else the next
+///       health change would start one right away).
+///   (counters_atom) -> supervisor_counters   monotonic, since start
 ///   (caf::get_atom, info_hash) -> caf::actor
 ///                                    the current actor of a supervised swarm
 ///                                    (invalid handle if none)
@@ -66,6 +79,10 @@ struct supervisor_config {
   /// lone leecher of a dead torrent is "no seeders" but nothing a tracker can
   /// fix. 5 (the health model's `min_peers` default).
   std::uint64_t remediation_min_peers = 5;
+  /// After an operator stopped a swarm's remediation, the supervisor starts
+  /// none on its own for this swarm for this long (an operator start still
+  /// works). 1 h.
+  std::chrono::seconds operator_holdoff{3600};
   remediation_config remediation_cfg;
 
   /// Empty when usable, otherwise one sentence naming the first bad field.
@@ -80,6 +97,8 @@ struct supervisor_state {
     caf::actor swarm;
     swarm_core_ptr core;
     caf::actor remediation;
+    /// An operator asked the running remediation to stop.
+    bool stopping = false;
   };
 
   supervisor_config cfg;
@@ -94,6 +113,10 @@ struct supervisor_state {
   /// so a fresh swarm of that hash inherits the count).
   std::unordered_map<info_hash, std::deque<health_time>, id20_hasher> crashes;
   std::deque<supervisor_event> events;
+  /// No automatic remediation for these swarms before the time given
+  /// (operator stops; expired entries are dropped when next looked at).
+  std::unordered_map<info_hash, health_time, id20_hasher> holdoff;
+  supervisor_counters counters;
 };
 
 using supervisor_actor_ptr = caf::stateful_actor<supervisor_state>*;

@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/cluster/cluster_messages.hpp"
+
 namespace sk {
 
 namespace {
@@ -210,6 +212,21 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         return previous;
       },
       [self](observer_atom, const caf::actor& observer) { self->state.observer = observer; },
+      // Cluster (actors/cluster/cluster_messages.hpp): a migration takes
+      // the whole state and ends this actor (requests queued behind bounce
+      // and are routed again, to the forwarder that replaced it); a
+      // replica copies it; the new owner merges one in.
+      [self](caf::migrate_atom, caf::get_atom) {
+        auto snap = cluster::take_snapshot(*self->state.core, self->clock().now());
+        self->quit();
+        return snap;
+      },
+      [self](cluster::snapshot_atom) {
+        return cluster::take_snapshot(*self->state.core, self->clock().now());
+      },
+      [self](caf::migrate_atom, caf::put_atom, const cluster::swarm_snapshot& s) {
+        cluster::merge_snapshot(*self->state.core, s, self->clock().now());
+      },
       [self](crash_atom) {
         if (self->state.core->config().test_hooks) {
           throw std::runtime_error("swarm crash requested (test hook)");

@@ -47,6 +47,13 @@
 ///   and, to the prober, (probe_atom, probe_request) for each probe the core
 ///   decides on after an announce.
 ///
+///   Cluster (see actors/cluster/cluster_messages.hpp):
+///   (caf::migrate_atom, caf::get_atom) -> cluster::swarm_snapshot
+///                                                 the whole state; then quits
+///   (cluster::snapshot_atom) -> cluster::swarm_snapshot   the same, keeps running
+///   (caf::migrate_atom, caf::put_atom, cluster::swarm_snapshot)
+///                                                 merges a snapshot into the core
+///
 ///   Internal timers, sent to itself: (sweep_atom), (tick_atom).
 ///
 /// Health: every `health_tick` the core evaluates its health; a changed

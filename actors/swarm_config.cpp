@@ -67,6 +67,10 @@ std::string swarm_config::validate() const {
     return "starving leecher interval scale must be in (0, 1] (got " +
            std::to_string(intervals.starving_leecher_scale) + ")";
   }
+  if (!(intervals.unreachable_leecher_scale > 0.0 && intervals.unreachable_leecher_scale <= 1.0)) {
+    return "unreachable leecher interval scale must be in (0, 1] (got " +
+           std::to_string(intervals.unreachable_leecher_scale) + ")";
+  }
   if (!(intervals.large_swarm_scale >= 1.0 && intervals.large_swarm_scale <= max_interval_scale)) {
     return "large swarm interval scale must be in [1, 4] (got " +
            std::to_string(intervals.large_swarm_scale) + ")";

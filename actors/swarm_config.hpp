@@ -46,6 +46,11 @@ struct interval_control {
   double large_swarm_scale = 1.5;
   /// +- fraction applied to adjusted intervals, [0, 0.5]. 0.1.
   double jitter = 0.1;
+  /// A leecher a reachability probe found unreachable gets its interval x
+  /// this (never below min interval), (0, 1]: nobody can dial it, so it
+  /// meets peers that arrived after it only by announcing and dialling
+  /// them. 0.5. The swarm simulator measured why (bench/sim/README.md).
+  double unreachable_leecher_scale = 0.5;
 };
 
 /// When a swarm asks for reachability probes (issue 5: optional, off by
@@ -130,8 +135,9 @@ struct swarm_config {
   policy_kind default_policy = policy_kind::adaptive;
   /// Interval control.
   interval_control intervals;
-  /// Banned peer_id prefixes (shared, read-only; null = none).
-  std::shared_ptr<const client_ban_list> banned_clients;
+  /// Banned peer_id prefixes: the node-wide list (one object shared by every
+  /// swarm, changed at run time by the admin API; null = no bans at all).
+  std::shared_ptr<live_ban_list> banned_clients;
   /// `retry in` minutes sent with a ban's failure reason; negative = never
   /// (BEP 31): a banned client gains nothing by retrying.
   std::int64_t banned_retry_in_minutes = -1;

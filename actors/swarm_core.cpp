@@ -77,8 +77,10 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
 
   // 1. Banned client prefixes: refused before anything is stored.
   if (cfg_.banned_clients) {
-    if (const ban_rule* rule = cfg_.banned_clients->match(req.id)) {
+    const client_ban_list* bans = bans_.get(cfg_.banned_clients->cell());
+    if (const ban_rule* rule = bans->empty() ? nullptr : bans->match(req.id)) {
       ++counters_.banned;
+      cfg_.banned_clients->count_refusal();
       refuse(out, rule->reason, cfg_.banned_retry_in_minutes);
       return true;
     }
@@ -158,6 +160,13 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
 
   // 5. Interval and messages.
   out.interval = interval_for(seeder_now);
+  if (!seeder_now && requester_traits != nullptr && requester_traits->has(flag_unreachable) &&
+      cfg_.intervals.unreachable_leecher_scale < 1.0) {
+    // See interval_control::unreachable_leecher_scale.
+    out.interval = std::max<std::int64_t>(
+        cfg_.min_interval.count(),
+        std::llround(static_cast<double>(out.interval) * cfg_.intervals.unreachable_leecher_scale));
+  }
   out.min_interval = cfg_.min_interval.count();
   if (judged && verdict.warn && !verdict.message.empty()) {
     ++counters_.warned;

@@ -181,6 +181,10 @@ class swarm_core {
   bool check_invariants() const;
 
  private:
+  /// Cluster migration and replication (actors/cluster/snapshot.cpp) copy
+  /// the whole state out of and into a core.
+  friend struct swarm_core_access;
+
   void refuse(announce_result& out, const std::string& reason, std::int64_t retry_in_minutes);
   /// Decides whether the peer that just announced is probed now.
   void consider_probe(const peer_key& key, std::uint16_t port, peer_traits& t, time_point now);
@@ -201,6 +205,9 @@ class swarm_core {
   std::optional<time_point> empty_since_;
   std::deque<remediation_record> history_;
   swarm_core_counters counters_;
+  /// This swarm's cached snapshot of the node-wide ban list (one acquire
+  /// load per announce while the list does not change).
+  snapshot_reader<client_ban_list> bans_;
   /// Interval jitter (own stream, so jitter never shifts peer selection).
   fast_rng jitter_rng_;
   /// An asked-for probe: which peer, for which port, since when.

@@ -17,6 +17,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <caf/all.hpp>
 
+#include "actors/cluster/secret.hpp"
 #include "net/client_address.hpp"
 
 namespace sk {
@@ -71,7 +72,7 @@ std::string format_value(const caf::config_value& v) {
 /// Options whose values are secrets: error messages never echo them (the
 /// daemon's stderr ends up in journals that more people read).
 bool is_secret(caf::string_view key) {
-  return key == "udp.connection-id-key" || key == "admin.token";
+  return key == "udp.connection-id-key" || key == "admin.token" || key == "cluster.secret";
 }
 
 /// A value as an error message may show it.
@@ -262,6 +263,9 @@ const std::vector<option_def>& option_table() {
        "healthy this long ends the remediation and restores the defaults"},
       {"remediation", "leecher-interval-scale", kind::real, real(0.5),
        "interval factor the starving strategies set for leechers, (0, 1]"},
+      {"remediation", "operator-holdoff", kind::timespan, ts(1h),
+       "after an operator stops a swarm's remediation, no automatic one starts for that swarm "
+       "for this long"},
       {"remediation", "history-size", kind::integer, num(64),
        "remediation actions remembered per swarm"},
       // [supervisor]
@@ -289,6 +293,15 @@ const std::vector<option_def>& option_table() {
        "also dial private, CGNAT, link-local and unique-local addresses (a tracker on a LAN)"},
       {"probe", "allow-loopback", kind::boolean, flag(false),
        "also dial loopback addresses (tests only)"},
+      // [access]
+      {"access", "mode", kind::string, str("off"),
+       "info_hash access list: off (serve every torrent), allow (serve only listed ones) or "
+       "deny (refuse listed ones); refused announces get 'torrent not allowed on this "
+       "tracker' and never create a swarm"},
+      {"access", "file", kind::string, str(""),
+       "file of the access list: one info_hash (40 hex digits) per line, '#' comments and "
+       "blank lines allowed; re-read on SIGHUP and POST /api/access/reload; admin API "
+       "changes are written back to it. Empty: the list lives in memory only"},
       // [admin]
       {"admin", "port", kind::integer, num(0),
        "TCP port of the admin API and /metrics; 0: no admin server (the default)"},
@@ -300,6 +313,36 @@ const std::vector<option_def>& option_table() {
       {"admin", "token-file", kind::string, str(""),
        "file holding the admin token (first line; beats admin.token), so it stays out of the "
        "command line and the config file"},
+      // [cluster]
+      {"cluster", "port", kind::integer, num(0),
+       "TCP port of the cluster (CAF middleman over TLS); 0: no cluster (the default)"},
+      {"cluster", "bind", kind::string, str("127.0.0.1"),
+       "address the cluster port listens on (the cluster interface only)"},
+      {"cluster", "advertise", kind::string, str(""),
+       "address other nodes dial to reach this one; empty: cluster.bind (required when bind is "
+       "0.0.0.0 or ::)"},
+      {"cluster", "node-name", kind::string, str(""),
+       "this node's name, unique in the cluster (what ownership hashing ranks); empty: "
+       "advertise:port"},
+      {"cluster", "seeds", kind::string, str(""),
+       "nodes to contact at start: \"host:port,host:port\" (IPv6 as [addr]:port; may list this "
+       "node)"},
+      {"cluster", "secret", kind::string, str(""),
+       "shared cluster secret, at least 16 bytes: only processes that know it can join or send "
+       "messages (TLS identity derived from it); also the UDP connection-id key unless "
+       "udp.connection-id-key is set (never logged or shown)"},
+      {"cluster", "secret-file", kind::string, str(""),
+       "file holding the cluster secret (first line; beats cluster.secret)"},
+      {"cluster", "heartbeat-interval", kind::timespan, ts(500ms),
+       "middleman heartbeats between nodes"},
+      {"cluster", "connection-timeout", kind::timespan, ts(3s),
+       "a node silent this long is dead (its swarms are taken over); at least twice the "
+       "heartbeat interval"},
+      {"cluster", "replication-period", kind::timespan, ts(2s),
+       "how often each owner sends snapshots of its swarms to the next node in rank order (a "
+       "crash loses at most this much)"},
+      {"cluster", "forward-timeout", kind::timespan, ts(4s),
+       "deadline of an announce or scrape forwarded to the owning node"},
       // [log]
       {"log", "level", kind::string, str("info"),
        "log level: trace, debug, info, warn, error, critical or off (nothing per request above "
@@ -331,6 +374,10 @@ const std::vector<alias_def>& alias_table() {
       {"no-udp", "udp.enable", kind::boolean, true},
       {"admin-port", "admin.port", kind::integer},
       {"admin-token", "admin.token", kind::string},
+      {"node-name", "cluster.node-name", kind::string},
+      {"cluster-port", "cluster.port", kind::integer},
+      {"seeds", "cluster.seeds", kind::string},
+      {"cluster-secret", "cluster.secret", kind::string},
   };
   return table;
 }
@@ -344,7 +391,7 @@ const alias_def* find_alias(caf::string_view name) {
 bool is_own_category(caf::string_view c) {
   return c == "http" || c == "udp" || c == "tracker" || c == "log" || c == "shutdown" ||
          c == "clients" || c == "health" || c == "allocation" || c == "remediation" ||
-         c == "supervisor" || c == "probe" || c == "admin";
+         c == "supervisor" || c == "probe" || c == "admin" || c == "access" || c == "cluster";
 }
 
 template <class T>
@@ -595,11 +642,14 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   s.intervals.jitter = r.number("tracker.interval-jitter", 0.0, 0.5);
 
   // [clients]
+  // Always a list (empty by default): the admin API adds to it at run time,
+  // and every swarm shares this one object.
+  s.banned_clients = std::make_shared<live_ban_list>();
   const auto banned = r.string("clients.banned");
   if (!banned.empty()) {
     std::string error;
     if (auto list = client_ban_list::parse(banned, &error)) {
-      if (!list->empty()) s.banned_clients = std::make_shared<const client_ban_list>(*list);
+      s.banned_clients = std::make_shared<live_ban_list>(std::move(*list));
     } else {
       p.add("clients.banned: " + error);
     }
@@ -660,6 +710,7 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   auto& rc = sv.remediation_cfg;
   rc.watch_ticks = static_cast<std::uint32_t>(r.integer("remediation.watch-ticks", 1, 1000));
   rc.watch_time = whole_seconds(r.duration("remediation.watch-time", 0s, one_week));
+  sv.operator_holdoff = whole_seconds(r.duration("remediation.operator-holdoff", 0s, one_week));
   rc.healthy_time = whole_seconds(r.duration("remediation.healthy-time", 0s, one_week));
   rc.leecher_interval_scale = r.number("remediation.leecher-interval-scale", 0.01, 1.0);
   s.history_size = static_cast<std::size_t>(r.integer("remediation.history-size", 1, 100000));
@@ -729,6 +780,31 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
     if (auto err = pc.validate(); !err.empty()) p.add(err);
   }
 
+  // [access]: one node-wide object shared by both front ends and the admin
+  // API. A bad file is a config error at start (exit 2); on reload the old
+  // list stays (see actors/access_list.hpp).
+  {
+    const auto mode_text = r.string("access.mode");
+    const auto file = r.string("access.file");
+    access_mode mode = access_mode::off;
+    if (auto m = parse_access_mode(mode_text))
+      mode = *m;
+    else
+      p.add("access.mode: '" + mode_text + "' is not one of off, allow, deny");
+    access_list initial;
+    if (!file.empty()) {
+      std::string error;
+      if (auto list = load_access_file(file, &error))
+        initial = std::move(*list);
+      else
+        p.add("access.file: " + error);
+    }
+    out.access = std::make_shared<access_control>(mode, file, std::move(initial));
+    out.http.access = out.access;
+    out.udp.access = out.access;
+    out.admin.access = out.access;
+  }
+
   // [admin]: off unless a port is given; then a token is mandatory.
   auto& ad = out.admin;
   ad.port = static_cast<std::uint16_t>(r.integer("admin.port", 0, 65535));
@@ -761,6 +837,51 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
                return std::isgraph(static_cast<unsigned char>(c)) == 0;
              }))
       p.add("admin.token must be at least 16 printable characters without spaces");
+  }
+
+  // [cluster]: off unless a port is given; then a secret is mandatory.
+  {
+    auto& cl = out.cluster;
+    cl.port = static_cast<std::uint16_t>(r.integer("cluster.port", 0, 65535));
+    cl.bind = r.string("cluster.bind");
+    cl.advertise = r.string("cluster.advertise");
+    cl.node_name = r.string("cluster.node-name");
+    for (const auto* key : {"cluster.bind", "cluster.advertise"}) {
+      const auto addr = r.string(key);
+      if (addr.empty() && std::string(key) == "cluster.advertise") continue;
+      boost::system::error_code ec;
+      boost::asio::ip::make_address(addr, ec);
+      if (ec) p.add(std::string(key) + ": '" + addr + "' is not an IPv4 or IPv6 address");
+    }
+    std::string error;
+    if (auto seeds = cluster::parse_seeds(r.string("cluster.seeds"), &error))
+      cl.seeds = std::move(*seeds);
+    else
+      p.add("cluster.seeds: " + error);
+    cl.secret = r.string("cluster.secret");
+    const auto secret_file = r.string("cluster.secret-file");
+    if (!secret_file.empty()) {
+      std::ifstream f{secret_file};
+      std::string line;
+      if (!f || !std::getline(f, line)) {
+        p.add("cluster.secret-file: cannot read '" + secret_file + "'");
+      } else {
+        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+          line.pop_back();
+        cl.secret = line;
+      }
+    }
+    cl.heartbeat_interval = millis(r.duration("cluster.heartbeat-interval", 10ms, 1min));
+    cl.connection_timeout = millis(r.duration("cluster.connection-timeout", 20ms, 10min));
+    cl.replication_period = millis(r.duration("cluster.replication-period", 10ms, one_day));
+    cl.forward_timeout = millis(r.duration("cluster.forward-timeout", 10ms, 10min));
+    if (p.empty()) {
+      if (auto err = cl.validate(); !err.empty()) p.add(err);
+    }
+    // One connection-id key for the whole cluster: a client may send its
+    // connect to one node and its announce to another.
+    if (cl.enabled() && out.udp.connection_id_key.empty() && cl.secret.size() >= 16)
+      out.udp.connection_id_key = cluster::derive_connection_id_key(cl.secret);
   }
 
   out.log_level = r.string("log.level");

@@ -17,6 +17,8 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "actors/cluster/cluster_config.hpp"
+#include "actors/access_list.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/swarm_config.hpp"
 #include "net/admin_server.hpp"
@@ -49,6 +51,13 @@ struct daemon_settings {
   bool admin_enabled = false;
   /// The admin API ([admin]); the token already read from token-file.
   admin_config admin;
+  /// The cluster ([cluster]); off unless `cluster.port` is set (then the
+  /// secret is read from secret-file, and udp.connection-id-key, when
+  /// empty, is derived from it).
+  cluster::cluster_config cluster;
+  /// The info_hash access list ([access]); also in `http`, `udp` and
+  /// `admin` (one shared object). Never null after a successful load.
+  std::shared_ptr<access_control> access;
   /// spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   /// How long SIGINT/SIGTERM waits for open requests before stopping.

@@ -31,6 +31,8 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/cluster/node.hpp"
+#include "actors/cluster/secret.hpp"
 #include "actors/directory.hpp"
 #include "actors/messages.hpp"
 #include "app/config.hpp"
@@ -63,6 +65,16 @@ std::string join(const std::vector<std::string>& xs) {
 
 int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
         const sigset_t& stop_signals) {
+  // The cluster needs the middleman and TLS loaded before the system
+  // starts; the identity files live only as long as this process.
+  std::optional<sk::cluster::tls_identity> tls;
+  if (settings.cluster.enabled()) tls = sk::cluster::configure_actor_system(cfg, settings.cluster);
+  struct tls_cleanup {
+    std::optional<sk::cluster::tls_identity>& id;
+    ~tls_cleanup() {
+      if (id) sk::cluster::remove_tls_identity(*id);
+    }
+  } tls_guard{tls};
   caf::actor_system sys{cfg};
   // Before the directory: its swarms get the prober's handle at spawn.
   // Constructed only when enabled: a disabled prober starts no thread.
@@ -80,6 +92,13 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   if (prober) directory.set_prober(prober->actor());
   // Before anything can route: every swarm is supervised from its spawn.
   directory.start_supervisor(settings.supervisor);
+  // Before the front ends: the node joins the cluster in the background and
+  // the directory routes by its view from the first request on.
+  std::optional<sk::cluster::cluster_node> cluster;
+  if (settings.cluster.enabled()) {
+    cluster.emplace(sys, directory, settings.cluster);
+    cluster->start();
+  }
   sk::tracker_bridge bridge{sys, directory, settings.bridge};
   // UDP starts before HTTP, so that once /health answers 200 every transport
   // is up and its start-up line is written (tests and load balancers rely on
@@ -87,7 +106,16 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   // Constructed only when enabled: a disabled UDP tracker opens no socket.
   std::optional<sk::udp_server> udp;
   if (settings.udp_enabled) {
-    udp.emplace(sys, directory, settings.udp);
+    // A cluster shares the connection-id key; ids must then be made on a
+    // clock every node agrees on (connection_id.hpp): the system clock.
+    sk::udp_server::clock_function clock;
+    if (cluster)
+      clock = [] {
+        return std::chrono::steady_clock::time_point(
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::system_clock::now().time_since_epoch()));
+      };
+    udp.emplace(sys, directory, settings.udp, std::move(clock));
     udp->start();  // logs its listen addresses once, at info
   } else {
     spdlog::info("UDP tracker disabled (udp.enable=false)");
@@ -109,8 +137,22 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     admin->start();  // logs its address once, at info
   }
 
+  // SIGHUP re-reads the access list (access.file); a bad file keeps the
+  // old list in force and is logged. Any other signal of the set stops.
   int sig = 0;
-  while (sigwait(&stop_signals, &sig) != 0) {
+  for (;;) {
+    if (sigwait(&stop_signals, &sig) != 0) continue;
+    if (sig != SIGHUP) break;
+    if (!settings.access || settings.access->file().empty()) {
+      spdlog::info("SIGHUP: no access file configured (access.file), nothing to reload");
+      continue;
+    }
+    const auto r = settings.access->reload();
+    if (r.ok)
+      spdlog::info("SIGHUP: access list reloaded ({} hashes, mode {})",
+                   settings.access->snapshot()->size(), sk::to_string(settings.access->mode()));
+    else
+      spdlog::error("SIGHUP: access list not reloaded, the old list stays: {}", r.error);
   }
   spdlog::info("received {}, draining connections (up to {} ms)",
                sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_timeout.count());
@@ -134,6 +176,12 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
         "{} remembered, {} refused, {} dropped",
         c.started, c.reachable, c.unreachable, c.bogus, c.remembered, c.refused, c.dropped);
   }
+  if (cluster) {
+    // Graceful leave: every local swarm goes to its next owner first.
+    const auto moved = cluster->leave(std::max(settings.drain_timeout, std::chrono::milliseconds{5000}));
+    spdlog::info("cluster: handed {} swarms over before leaving", moved);
+    cluster->stop();
+  }
   directory.stop_all();
   spdlog::info("stopped");
   return EXIT_SUCCESS;
@@ -149,6 +197,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);  // reload (see run()), never a stop
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   // A client that vanishes mid-write must not kill the process.
   signal(SIGPIPE, SIG_IGN);

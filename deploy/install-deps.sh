@@ -19,6 +19,10 @@ packages=(
   python3-libtorrent libtorrent-rasterbar-dev
   curl
   nlohmann-json3-dev
+  # swarmctl's shell: line editing and history (BSD libedit, not GPL readline)
+  libedit-dev
+  # tests/console: the web console driven in headless Chromium by Selenium
+  chromium chromium-driver python3-selenium
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(opentracker wrk)

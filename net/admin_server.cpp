@@ -26,9 +26,11 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "actors/access_list.hpp"
 #include "actors/client_id.hpp"
 #include "actors/directory.hpp"
 #include "actors/messages.hpp"
+#include "net/admin_assets.hpp"
 #include "net/http_server.hpp"
 #include "net/udp_server.hpp"
 
@@ -175,8 +177,9 @@ std::optional<info_hash> parse_hash(const std::string& text) {
   return h;
 }
 
-/// Percent-decodes a query component; nullopt on a bad escape.
-std::optional<std::string> url_decode(const std::string& in) {
+/// Percent-decodes a query component (`plus_is_space`) or a path segment;
+/// nullopt on a bad escape.
+std::optional<std::string> url_decode(const std::string& in, bool plus_is_space = true) {
   std::string out;
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (in[i] == '%') {
@@ -186,7 +189,7 @@ std::optional<std::string> url_decode(const std::string& in) {
       if (hi < 0 || lo < 0) return std::nullopt;
       out += static_cast<char>(hi * 16 + lo);
       i += 2;
-    } else if (in[i] == '+') {
+    } else if (in[i] == '+' && plus_is_space) {
       out += ' ';
     } else {
       out += in[i];
@@ -621,6 +624,148 @@ void get_remediations(actor_ptr self, const shared_ptr& sh, const admin_job_ptr&
           [job](caf::error&) { job->reply_error(504, "supervisor did not answer"); });
 }
 
+
+// -- operator actions: remediation, bans, access list ------------------------
+
+void post_remediation(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
+                      const info_hash& hash, bool start) {
+  const caf::actor& sup = sh->dir->supervisor();
+  if (!sup) return job->reply_error(503, "no supervisor is running");
+  if (!sh->dir->find(hash)) return job->reply_error(404, "no swarm for " + hash.hex());
+  auto on_answer = [job, hash, start](std::string& outcome) {
+    if (outcome == "started")
+      return job->reply_json(202, {{"swarm", hash.hex()}, {"started", true}});
+    if (outcome == "stopped")
+      return job->reply_json(200, {{"swarm", hash.hex()}, {"stopped", true}});
+    if (outcome == "running")
+      return job->reply_error(409, "a remediation already runs for " + hash.hex());
+    if (outcome == "none")
+      return job->reply_error(409, "no remediation runs for " + hash.hex());
+    if (outcome == "unknown") return job->reply_error(404, "no swarm for " + hash.hex());
+    job->reply_error(500, "unexpected supervisor answer '" + outcome + "'");
+    (void) start;
+  };
+  // Stopping waits until the swarm runs on its defaults again (see
+  // actors/supervisor.hpp): allow it a little more than other requests.
+  const auto timeout = start ? sh->cfg.actor_timeout : sh->cfg.actor_timeout * 3;
+  auto on_error = [job](caf::error&) { job->reply_error(504, "supervisor did not answer"); };
+  if (start)
+    self->request(sup, timeout, remediate_atom::value, start_atom::value, hash)
+        .then(on_answer, on_error);
+  else
+    self->request(sup, timeout, remediate_atom::value, stop_atom::value, hash)
+        .then(on_answer, on_error);
+}
+
+json ban_json(const ban_rule& r) {
+  return {{"prefix", escape_ban_prefix(r.prefix)}, {"reason", r.reason}};
+}
+
+void get_bans(const shared_ptr& sh, const admin_job_ptr& job) {
+  json list = json::array();
+  if (const auto& bans = sh->dir->config().banned_clients)
+    for (const auto& r : bans->snapshot()->rules()) list.push_back(ban_json(r));
+  job->reply_json(200, {{"bans", std::move(list)}});
+}
+
+void post_ban(const shared_ptr& sh, const admin_job_ptr& job) {
+  const auto& bans = sh->dir->config().banned_clients;
+  if (!bans) return job->reply_error(503, "this node has no ban list");
+  json body = json::parse(job->body, nullptr, false);
+  if (body.is_discarded() || !body.is_object())
+    return job->reply_error(
+        400, "body must be a JSON object such as {\"prefix\":\"-XX0001-\",\"reason\":\"...\"}");
+  auto p = body.find("prefix");
+  auto r = body.find("reason");
+  if (p == body.end() || !p->is_string())
+    return job->reply_error(400, "body needs a string field \"prefix\"");
+  if (r == body.end() || !r->is_string())
+    return job->reply_error(400, "body needs a string field \"reason\"");
+  std::string error;
+  auto prefix = parse_ban_prefix(p->get<std::string>(), &error);
+  if (!prefix) return job->reply_error(400, error);
+  std::string reason = r->get<std::string>();
+  if (reason.empty()) return job->reply_error(400, "reason must not be empty");
+  if (reason.size() > client_ban_list::max_reason_length)
+    return job->reply_error(400, "reason longer than " +
+                                     std::to_string(client_ban_list::max_reason_length) +
+                                     " bytes");
+  const ban_rule shown{*prefix, reason};
+  switch (bans->add(*prefix, std::move(reason))) {
+    case live_ban_list::add_result::added:
+      spdlog::info("admin: banned peer_id prefix \"{}\"", escape_ban_prefix(shown.prefix));
+      return job->reply_json(201, ban_json(shown));
+    case live_ban_list::add_result::exists:
+      return job->reply_error(409, "prefix \"" + escape_ban_prefix(shown.prefix) +
+                                       "\" is already banned");
+    case live_ban_list::add_result::invalid:
+      break;
+  }
+  job->reply_error(400, "reason must not contain control characters");
+}
+
+void delete_ban(const shared_ptr& sh, const admin_job_ptr& job, const std::string& segment) {
+  const auto& bans = sh->dir->config().banned_clients;
+  if (!bans) return job->reply_error(503, "this node has no ban list");
+  // The path segment is percent-encoded once for the URL, and its text is
+  // the prefix in the ban-spec notation ("exbc%00" arrives as "exbc%2500").
+  auto text = url_decode(segment, false);
+  if (!text) return job->reply_error(400, "bad percent-encoding in the prefix");
+  std::string error;
+  auto prefix = parse_ban_prefix(*text, &error);
+  if (!prefix) return job->reply_error(400, error);
+  if (!bans->remove(*prefix))
+    return job->reply_error(404, "prefix \"" + escape_ban_prefix(*prefix) + "\" is not banned");
+  spdlog::info("admin: unbanned peer_id prefix \"{}\"", escape_ban_prefix(*prefix));
+  job->reply_json(200, {{"prefix", escape_ban_prefix(*prefix)}, {"removed", true}});
+}
+
+void get_access(const shared_ptr& sh, const admin_job_ptr& job) {
+  const access_control* ac = sh->cfg.access.get();
+  json hashes = json::array();
+  std::size_t count = 0;
+  if (ac != nullptr) {
+    const auto list = ac->snapshot();
+    count = list->size();
+    for (const auto& h : list->sorted()) {
+      if (hashes.size() >= 1000) break;
+      hashes.push_back(h.hex());
+    }
+  }
+  job->reply_json(200, {{"mode", ac != nullptr ? to_string(ac->mode()) : "off"},
+                        {"file", ac != nullptr ? ac->file() : std::string()},
+                        {"count", count},
+                        {"hashes", std::move(hashes)}});
+}
+
+void post_access(const shared_ptr& sh, const admin_job_ptr& job, const info_hash& hash,
+                 bool allow) {
+  access_control* ac = sh->cfg.access.get();
+  if (ac == nullptr || ac->mode() == access_mode::off)
+    return job->reply_error(409, "access list is off");
+  const auto r = ac->set_allowed(hash, allow);
+  if (!r.ok) {
+    spdlog::error("admin: access list: {}", r.error);
+    return job->reply_error(500, r.error);
+  }
+  spdlog::info("admin: info_hash {} {}", hash.hex(), allow ? "allowed" : "denied");
+  job->reply_json(200, {{"hash", hash.hex()}, {"allowed", allow}});
+}
+
+void post_access_reload(const shared_ptr& sh, const admin_job_ptr& job) {
+  access_control* ac = sh->cfg.access.get();
+  if (ac == nullptr || ac->file().empty())
+    return job->reply_error(409, "no access file configured (access.file)");
+  const auto r = ac->reload();
+  if (!r.ok) {
+    spdlog::error("admin: access list reload failed, the old list stays: {}", r.error);
+    return job->reply_error(422, r.error + " (the old list stays in force)");
+  }
+  const auto count = ac->snapshot()->size();
+  spdlog::info("admin: access list reloaded ({} hashes)", count);
+  job->reply_json(200, {{"mode", to_string(ac->mode())}, {"count", count}});
+}
+
 // -- /metrics -------------------------------------------------------------------
 
 /// Writes Prometheus text exposition format 0.0.4.
@@ -650,12 +795,116 @@ class exposition {
   std::ostringstream out_;
 };
 
+/// Prometheus `le` values of the latency buckets (seconds).
+constexpr const char* latency_le[latency_histogram::bounds] = {
+    "0.00005", "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005",
+    "0.01",    "0.025",  "0.05",    "0.1",    "0.25",  "0.5",    "1"};
+
+/// Tracker-side families: requests by outcome, announce latency, refusals.
+void tracker_metrics(exposition& m, const shared_ptr& sh) {
+  const char* req = "swarmkeeper_tracker_requests_total";
+  m.family(req, "counter",
+           "Tracker requests answered, by transport and outcome (announce_refused: the swarm "
+           "refused the client, e.g. a ban; announce_denied: the access list refused the "
+           "torrent; announce_failure: the swarm did not answer in time).");
+  if (sh->http != nullptr) {
+    const auto c = sh->http->counters();
+    for (std::size_t i = 0; i < http_outcome_count; ++i)
+      m.sample(req,
+               std::string("transport=\"http\",outcome=\"") +
+                   to_string(static_cast<http_outcome>(i)) + "\"",
+               double(c.by_outcome[i]));
+  }
+  std::uint64_t udp_denied = 0;
+  if (sh->cfg.access) udp_denied = sh->cfg.access->refused_udp_announces.load();
+  if (sh->udp != nullptr) {
+    const auto c = sh->udp->counters();
+    const auto refused = c.refused >= udp_denied ? c.refused - udp_denied : 0;
+    m.sample(req, "transport=\"udp\",outcome=\"connect\"", double(c.connects));
+    m.sample(req, "transport=\"udp\",outcome=\"announce_ok\"", double(c.announces));
+    m.sample(req, "transport=\"udp\",outcome=\"announce_refused\"", double(refused));
+    m.sample(req, "transport=\"udp\",outcome=\"announce_denied\"", double(udp_denied));
+    m.sample(req, "transport=\"udp\",outcome=\"announce_failure\"", double(c.swarm_failures));
+    m.sample(req, "transport=\"udp\",outcome=\"scrape_ok\"", double(c.scrapes));
+    m.sample(req, "transport=\"udp\",outcome=\"bad_request\"", double(c.bad_requests));
+  }
+  const char* lat = "swarmkeeper_announce_latency_seconds";
+  m.family(lat, "histogram",
+           "Announce latency from the request read to its reply handed to the socket, by "
+           "transport.");
+  auto histogram = [&](const char* transport, const latency_histogram::snapshot& s) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < latency_histogram::bounds; ++i) {
+      cumulative += s.counts[i];
+      m.sample("swarmkeeper_announce_latency_seconds_bucket",
+               std::string("transport=\"") + transport + "\",le=\"" + latency_le[i] + "\"",
+               double(cumulative));
+    }
+    cumulative += s.counts[latency_histogram::bounds];
+    m.sample("swarmkeeper_announce_latency_seconds_bucket",
+             std::string("transport=\"") + transport + "\",le=\"+Inf\"", double(cumulative));
+    m.sample("swarmkeeper_announce_latency_seconds_sum",
+             std::string("transport=\"") + transport + "\"", double(s.sum_ns) / 1e9);
+    m.sample("swarmkeeper_announce_latency_seconds_count",
+             std::string("transport=\"") + transport + "\"", double(cumulative));
+  };
+  if (sh->http != nullptr) histogram("http", sh->http->announce_latency());
+  if (sh->udp != nullptr) histogram("udp", sh->udp->announce_latency());
+
+  m.family("swarmkeeper_access_refusals_total", "counter",
+           "Announces and scraped hashes refused by the info_hash access list.");
+  const access_control* ac = sh->cfg.access.get();
+  auto load = [](const std::atomic<std::uint64_t>& a) { return double(a.load()); };
+  m.sample("swarmkeeper_access_refusals_total", "transport=\"http\",request=\"announce\"",
+           ac != nullptr ? load(ac->refused_http_announces) : 0.0);
+  m.sample("swarmkeeper_access_refusals_total", "transport=\"http\",request=\"scrape\"",
+           ac != nullptr ? load(ac->refused_http_scrapes) : 0.0);
+  m.sample("swarmkeeper_access_refusals_total", "transport=\"udp\",request=\"announce\"",
+           ac != nullptr ? load(ac->refused_udp_announces) : 0.0);
+  m.sample("swarmkeeper_access_refusals_total", "transport=\"udp\",request=\"scrape\"",
+           ac != nullptr ? load(ac->refused_udp_scrapes) : 0.0);
+  m.family("swarmkeeper_access_list_hashes", "gauge",
+           "info_hashes on the access list (0 when access.mode is off).");
+  m.sample("swarmkeeper_access_list_hashes", "",
+           ac != nullptr && ac->mode() != access_mode::off ? double(ac->snapshot()->size()) : 0.0);
+  const auto& bans = sh->dir->config().banned_clients;
+  m.family("swarmkeeper_ban_refusals_total", "counter",
+           "Announces refused because the client's peer_id prefix is banned.");
+  m.sample("swarmkeeper_ban_refusals_total", "", bans ? double(bans->refusals()) : 0.0);
+  m.family("swarmkeeper_bans", "gauge", "Banned peer_id prefixes.");
+  m.sample("swarmkeeper_bans", "", bans ? double(bans->snapshot()->size()) : 0.0);
+}
+
 void get_metrics(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
   auto swarms = sh->dir->snapshot(sh->cfg.max_fanout);
   fan_out_status(self, sh, std::move(swarms), [self, sh, job](status_list&& all) {
     auto finish = [sh, job, all = std::move(all)](std::size_t active_remediations,
-                                                  const std::vector<supervisor_event>& events) {
+                                                  const std::vector<supervisor_event>& events,
+                                                  const supervisor_counters& sc) {
       exposition m;
+      tracker_metrics(m, sh);
+      m.family("swarmkeeper_swarm_restarts_total", "counter",
+               "Swarm actors restarted by the supervisor after a crash, by the state they "
+               "restarted from (kept: their last state; fresh: empty, the state was "
+               "inconsistent).");
+      m.sample("swarmkeeper_swarm_restarts_total", "state=\"kept\"", double(sc.restarts));
+      m.sample("swarmkeeper_swarm_restarts_total", "state=\"fresh\"", double(sc.restarts_fresh));
+      m.family("swarmkeeper_swarm_give_ups_total", "counter",
+               "Crashed swarms the supervisor did not restart (too many crashes).");
+      m.sample("swarmkeeper_swarm_give_ups_total", "", double(sc.give_ups));
+      m.family("swarmkeeper_remediations_started_total", "counter",
+               "Remediations started, by who started them.");
+      m.sample("swarmkeeper_remediations_started_total", "trigger=\"automatic\"",
+               double(sc.remediations_started - sc.remediations_operator));
+      m.sample("swarmkeeper_remediations_started_total", "trigger=\"operator\"",
+               double(sc.remediations_operator));
+      m.family("swarmkeeper_remediations_ended_total", "counter",
+               "Remediations ended, by how (operator_stop: stopped through the admin API; "
+               "other: healthy again, swarm ended, failure).");
+      m.sample("swarmkeeper_remediations_ended_total", "how=\"operator_stop\"",
+               double(sc.remediations_stopped));
+      m.sample("swarmkeeper_remediations_ended_total", "how=\"other\"",
+               double(sc.remediations_ended - sc.remediations_stopped));
       if (sh->udp != nullptr) {
         const auto c = sh->udp->counters();
         m.family("swarmkeeper_udp_requests_total", "counter",
@@ -737,16 +986,22 @@ void get_metrics(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job)
       job->reply(200, "text/plain; version=0.0.4; charset=utf-8", m.text());
     };
     const caf::actor& sup = sh->dir->supervisor();
-    if (!sup) return finish(0, {});
+    if (!sup) return finish(0, {}, {});
     auto finish_ptr = std::make_shared<decltype(finish)>(std::move(finish));
     self->request(sup, sh->cfg.actor_timeout, remediate_atom::value, caf::get_atom::value)
         .then(
-            [self, sh, sup, finish_ptr](std::vector<info_hash>& active) {
+            [self, sh, sup, finish_ptr, job](std::vector<info_hash>& active) {
               const std::size_t n = active.size();
-              self->request(sup, sh->cfg.actor_timeout, events_atom::value)
+              self->request(sup, sh->cfg.actor_timeout, counters_atom::value)
                   .then(
-                      [finish_ptr, n](std::vector<supervisor_event>& ev) { (*finish_ptr)(n, ev); },
-                      [finish_ptr, n](caf::error&) { (*finish_ptr)(n, {}); });
+                      [self, sh, sup, finish_ptr, n](supervisor_counters& sc) {
+                        self->request(sup, sh->cfg.actor_timeout, events_atom::value)
+                            .then([finish_ptr, n, sc](std::vector<supervisor_event>& ev) {
+                                    (*finish_ptr)(n, ev, sc);
+                                  },
+                                  [finish_ptr, n, sc](caf::error&) { (*finish_ptr)(n, {}, sc); });
+                      },
+                      [job](caf::error&) { job->reply_error(504, "supervisor did not answer"); });
             },
             [job](caf::error&) { job->reply_error(504, "supervisor did not answer"); });
   });
@@ -794,6 +1049,41 @@ void route(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
   if (parts.size() == 2 && parts[1] == "swarms") {
     if (!get) return wrong_method("GET");
     return get_swarms(self, sh, job, query);
+  }
+  if (parts[1] == "swarms" && parts.size() == 5 && parts[3] == "remediation" &&
+      (parts[4] == "start" || parts[4] == "stop")) {
+    if (!post) return wrong_method("POST");
+    auto hash = parse_hash(parts[2]);
+    if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
+    if (!no_query()) return;
+    return post_remediation(self, sh, job, *hash, parts[4] == "start");
+  }
+  if (parts[1] == "bans" && parts.size() <= 3) {
+    if (!no_query()) return;
+    if (parts.size() == 2) {
+      if (get) return get_bans(sh, job);
+      if (post) return post_ban(sh, job);
+      return wrong_method("GET or POST");
+    }
+    if (job->method != "DELETE") return wrong_method("DELETE");
+    return delete_ban(sh, job, parts[2]);
+  }
+  if (parts[1] == "access" && parts.size() <= 4) {
+    if (!no_query()) return;
+    if (parts.size() == 2) {
+      if (!get) return wrong_method("GET");
+      return get_access(sh, job);
+    }
+    if (parts.size() == 3) {
+      if (parts[2] != "reload") return job->reply_error(404, "no such endpoint");
+      if (!post) return wrong_method("POST");
+      return post_access_reload(sh, job);
+    }
+    if (parts[3] != "allow" && parts[3] != "deny") return job->reply_error(404, "no such endpoint");
+    if (!post) return wrong_method("POST");
+    auto hash = parse_hash(parts[2]);
+    if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
+    return post_access(sh, job, *hash, parts[3] == "allow");
   }
   if (parts[1] == "swarms" && (parts.size() == 3 || parts.size() == 4)) {
     if (parts.size() == 4 && parts[3] != "policy" && parts[3] != "restart")
@@ -876,6 +1166,16 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
     keep_alive_ = req.keep_alive();
     if (req.target().size() > sh_->cfg.max_url_length)
       return respond_error(414, "request target too long", false);
+    // The web console's files (/, /console/...) hold no data: served without
+    // the token (net/admin_assets.hpp); the page sends it on its API calls.
+    if (auto page = admin_console_response(req)) {
+      sh_->count(page->result_int());
+      res_ = std::move(*page);
+      res_.keep_alive(keep_alive_);
+      stream_.expires_after(sh_->cfg.io_timeout);
+      return http::async_write(
+          stream_, res_, beast::bind_front_handler(&admin_session::on_write, shared_from_this()));
+    }
     const auto auth = req[http::field::authorization];
     const std::string prefix = "Bearer ";
     const std::string given(auth.data(), auth.size());

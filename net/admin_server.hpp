@@ -44,6 +44,7 @@ namespace sk {
 class swarm_directory;
 class udp_server;
 class http_server;
+class access_control;
 
 /// Settings of the admin server (section `admin` of the config).
 struct admin_config {
@@ -71,6 +72,10 @@ struct admin_config {
   std::uint32_t max_peers_listed = 200;
   /// Connections served at once; more are accepted and closed.
   std::size_t max_connections = 64;
+  /// The node's info_hash access list (`/api/access`); null: the endpoints
+  /// answer as for mode off. The ban list is the directory's
+  /// `swarm_config::banned_clients`.
+  std::shared_ptr<access_control> access;
 };
 
 /// What /api/node reports about the daemon beyond what the actors know.

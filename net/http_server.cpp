@@ -276,4 +276,45 @@ std::size_t http_server::connection_count() const noexcept {
   return impl_->ctx.session_count.load(std::memory_order_relaxed);
 }
 
+const char* to_string(http_outcome o) noexcept {
+  switch (o) {
+    case http_outcome::announce_ok:
+      return "announce_ok";
+    case http_outcome::announce_refused:
+      return "announce_refused";
+    case http_outcome::announce_denied:
+      return "announce_denied";
+    case http_outcome::announce_failure:
+      return "announce_failure";
+    case http_outcome::scrape_ok:
+      return "scrape_ok";
+    case http_outcome::scrape_failure:
+      return "scrape_failure";
+    case http_outcome::bad_request:
+      return "bad_request";
+    case http_outcome::not_found:
+      return "not_found";
+    case http_outcome::method_not_allowed:
+      return "method_not_allowed";
+    case http_outcome::health:
+      return "health";
+  }
+  return "unknown";
+}
+
+// The lanes are created by start() before the admin server (the only other
+// reader) starts, and never removed while the server object lives.
+http_counters http_server::counters() const noexcept {
+  http_counters c;
+  for (const auto& lane : impl_->ctx.lanes)
+    for (std::size_t i = 0; i < http_outcome_count; ++i) c.by_outcome[i] += lane->outcome_count(i);
+  return c;
+}
+
+latency_histogram::snapshot http_server::announce_latency() const noexcept {
+  latency_histogram::snapshot s;
+  for (const auto& lane : impl_->ctx.lanes) s += lane->latency.read();
+  return s;
+}
+
 }  // namespace sk

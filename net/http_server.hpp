@@ -32,11 +32,35 @@
 #include <vector>
 
 #include "net/client_address.hpp"
+#include "net/latency_histogram.hpp"
 #include "protocol/announce.hpp"
 
 namespace sk {
 
 class tracker_bridge;
+class access_control;
+
+/// What became of one HTTP tracker request (`/metrics`).
+enum class http_outcome : std::uint8_t {
+  announce_ok,        ///< a normal announce reply
+  announce_refused,   ///< the swarm refused the peer (banned client, abuse)
+  announce_denied,    ///< the info_hash is not allowed (access list)
+  announce_failure,   ///< the swarm did not answer (timeout, unavailable)
+  scrape_ok,
+  scrape_failure,
+  bad_request,        ///< unparsable query or HTTP, limits exceeded
+  not_found,          ///< unknown path
+  method_not_allowed,
+  health,             ///< /health
+};
+constexpr std::size_t http_outcome_count = 10;
+/// Label value: "announce_ok", "announce_refused", ...
+const char* to_string(http_outcome o) noexcept;
+
+/// Per-outcome counts, summed over the I/O threads.
+struct http_counters {
+  std::uint64_t by_outcome[http_outcome_count] = {};
+};
 
 /// Everything the HTTP server needs to know; validated by app/ before use.
 struct http_server_config {
@@ -70,6 +94,9 @@ struct http_server_config {
   query_limits limits;
   /// BEP 31 `retry in` (minutes) sent with failures that retrying can fix.
   std::int64_t retry_in_minutes = 1;
+  /// The node's info_hash access list (null: every hash is served). Checked
+  /// before routing: a refused announce never reaches a swarm.
+  std::shared_ptr<access_control> access;
 };
 
 /// The HTTP server. Not copyable; all member functions are called from one
@@ -102,6 +129,11 @@ class http_server {
 
   /// Connections currently open (tests, metrics).
   std::size_t connection_count() const noexcept;
+  /// Requests by outcome since start (any thread).
+  http_counters counters() const noexcept;
+  /// Announce latency (request read -> reply handed to the socket), summed
+  /// over the I/O threads (any thread).
+  latency_histogram::snapshot announce_latency() const noexcept;
 
  private:
   struct impl;

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "actors/access_list.hpp"
 #include "protocol/reply.hpp"
 
 namespace sk {
@@ -18,6 +19,9 @@ namespace http = beast::http;
 namespace {
 
 constexpr std::string_view text_plain = "text/plain";
+
+/// The failure reason of an announce for a hash the access list refuses.
+constexpr std::string_view access_refused_text = "torrent not allowed on this tracker";
 
 /// Request-line bytes besides the target: "GET " " HTTP/1.1" "\r\n" with
 /// room for longer methods.
@@ -269,6 +273,8 @@ bool http_session::respond_to_parse_error(beast::error_code ec) {
       text = "request bodies are not accepted\n";
     }
   }
+  count(status == http_status::method_not_allowed ? http_outcome::method_not_allowed
+                                                  : http_outcome::bad_request);
   if (spdlog::should_log(spdlog::level::debug))
     spdlog::debug("http {}: {} ({})", who(), static_cast<unsigned>(status), ec.message());
   // The parser's state is unknown after an error: answer and close.
@@ -290,6 +296,8 @@ http_session::slot& http_session::open_slot() {
   s.http10_keep_alive = false;
   s.compact = true;
   s.no_peer_id = false;
+  s.announce = false;
+  s.scrape = false;
   return s;
 }
 
@@ -305,12 +313,14 @@ void http_session::handle_request(std::size_t header_bytes) {
   }
   const beast::string_view target = req.target();
   if (target.size() > ctx_.cfg.max_url_length) {
+    count(http_outcome::bad_request);
     s.close_after = true;
     read_closed_ = true;
     finish_slot(s, http_status::uri_too_long, "request URI too long\n");
     return;
   }
   if (header_bytes > target.size() + ctx_.cfg.max_header_bytes + request_line_overhead) {
+    count(http_outcome::bad_request);
     s.close_after = true;
     read_closed_ = true;
     finish_slot(s, http_status::request_header_fields_too_large,
@@ -318,6 +328,7 @@ void http_session::handle_request(std::size_t header_bytes) {
     return;
   }
   if (req.method() != http::verb::get) {
+    count(http_outcome::method_not_allowed);
     finish_slot(s, http_status::method_not_allowed, "method not allowed\n", "Allow: GET\r\n");
     return;
   }
@@ -331,11 +342,13 @@ void http_session::handle_request(std::size_t header_bytes) {
   } else if (path == "/scrape") {
     handle_scrape(s, query);
   } else if (path == "/health") {
+    count(http_outcome::health);
     if (ctx_.serving.load(std::memory_order_relaxed))
       finish_slot(s, http_status::ok, "ok");
     else
       finish_slot(s, http_status::service_unavailable, "draining");
   } else {
+    count(http_outcome::not_found);
     finish_slot(s, http_status::not_found, "not found\n");
   }
 }
@@ -345,7 +358,18 @@ void http_session::handle_announce(slot& s, std::string_view query) {
   announce_request& ar = job.announce.request;
   const query_error err = parse_announce_query(query, ctx_.cfg.limits, ar);
   if (err != query_error::ok) {
+    count(http_outcome::bad_request);
     finish_failure(s, failure_text(err), false);
+    return;
+  }
+  s.announce = true;
+  s.received = std::chrono::steady_clock::now();
+  // Before routing: a refused hash never reaches the directory, so it never
+  // spawns a swarm. Mode off: one relaxed load.
+  if (ctx_.cfg.access && !ctx_.cfg.access->allowed(ar.hash)) {
+    ctx_.cfg.access->refused_http_announces.fetch_add(1, std::memory_order_relaxed);
+    count(http_outcome::announce_denied);
+    finish_failure(s, access_refused_text, false);
     return;
   }
   ip_address client = peer_;
@@ -375,16 +399,38 @@ void http_session::handle_scrape(slot& s, std::string_view query) {
   scrape_job job;
   const query_error err = parse_scrape_query(query, ctx_.cfg.limits, job.hashes);
   if (err != query_error::ok) {
+    count(http_outcome::bad_request);
     finish_failure(s, failure_text(err), false);
     return;
   }
   if (job.hashes.empty()) {
     // A full scrape would walk every swarm for one anonymous request.
+    count(http_outcome::bad_request);
     finish_failure(s, "full scrape is not supported: give at least one info_hash", false);
     return;
   }
   std::sort(job.hashes.begin(), job.hashes.end());
   job.hashes.erase(std::unique(job.hashes.begin(), job.hashes.end()), job.hashes.end());
+  s.scrape = true;
+  // Refused hashes are left out of the reply (BEP 48 lets a tracker omit
+  // torrents it does not serve), so a scrape cannot tell a refused torrent
+  // from an unknown one's absence either way.
+  if (ctx_.cfg.access && ctx_.cfg.access->mode() != access_mode::off) {
+    const auto before = job.hashes.size();
+    job.hashes.erase(std::remove_if(job.hashes.begin(), job.hashes.end(),
+                                    [&](const info_hash& h) { return !ctx_.cfg.access->allowed(h); }),
+                     job.hashes.end());
+    if (job.hashes.size() != before)
+      ctx_.cfg.access->refused_http_scrapes.fetch_add(before - job.hashes.size(),
+                                                      std::memory_order_relaxed);
+    if (job.hashes.empty()) {
+      count(http_outcome::scrape_ok);
+      body_.clear();
+      encode_scrape_reply(body_, nullptr, 0);
+      finish_slot(s, http_status::ok, body_);
+      return;
+    }
+  }
   job.sink = shared_from_this();
   job.tag = s.seq;
   ctx_.lanes[lane_]->submit(std::move(job));
@@ -454,6 +500,7 @@ void http_session::apply(http_lane::reply& r) {
     case http_lane::reply::kind::announce: {
       const announce_result& a = r.announce;
       if (!a.failure_reason.empty()) {
+        count(http_outcome::announce_refused);
         // The swarm refused this peer (banned client, abuse): BEP 3 failure,
         // with BEP 31 retry-in when the swarm set one.
         body_.clear();
@@ -463,6 +510,7 @@ void http_session::apply(http_lane::reply& r) {
         finish_slot(*s, http_status::ok, body_);
         break;
       }
+      count(http_outcome::announce_ok);
       announce_reply_view v;
       v.interval = a.interval;
       v.min_interval = a.min_interval;
@@ -481,11 +529,13 @@ void http_session::apply(http_lane::reply& r) {
       break;
     }
     case http_lane::reply::kind::scrape:
+      count(http_outcome::scrape_ok);
       body_.clear();
       encode_scrape_reply(body_, r.scrape.data(), r.scrape.size());
       finish_slot(*s, http_status::ok, body_);
       break;
     case http_lane::reply::kind::error:
+      count(s->scrape ? http_outcome::scrape_failure : http_outcome::announce_failure);
       finish_failure(*s, failure_text(r.error), true);
       break;
   }
@@ -498,9 +548,16 @@ void http_session::maybe_write() {
   if (closed_ || lingering_ || writing_count_ > 0) return;
   // Gather every consecutive ready response into one write.
   write_buffers_.clear();
+  std::chrono::steady_clock::time_point now{};
   for (std::uint64_t seq = head_seq_; seq < next_seq_; ++seq) {
     slot& s = slot_for(seq);
     if (!s.ready) break;
+    if (s.announce) {
+      // Receipt -> reply handed to the socket (one clock read per write).
+      if (now == std::chrono::steady_clock::time_point{}) now = std::chrono::steady_clock::now();
+      ctx_.lanes[lane_]->latency.record(now - s.received);
+      s.announce = false;
+    }
     write_buffers_.push_back(asio::buffer(s.wire));
     if (s.close_after) break;
   }

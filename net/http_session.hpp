@@ -75,6 +75,19 @@ class http_lane {
   http_lane(boost::asio::io_context& ioc, tracker_bridge& bridge, std::size_t index)
       : ioc_(ioc), bridge_(bridge), index_(index) {}
 
+  /// Counts one request's outcome. I/O thread k only (single writer: a
+  /// relaxed load and store, no locked instruction).
+  void count(http_outcome o) noexcept {
+    auto& c = outcomes_[static_cast<std::size_t>(o)];
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  /// Any thread.
+  std::uint64_t outcome_count(std::size_t i) const noexcept {
+    return outcomes_[i].load(std::memory_order_relaxed);
+  }
+  /// Announce latency of this I/O thread (written on it only).
+  latency_histogram latency;
+
   void submit(announce_job&& job);
   void submit(scrape_job&& job);
   void post_reply(reply&& r);
@@ -94,6 +107,7 @@ class http_lane {
   std::mutex mutex_;
   std::vector<reply> replies_;   ///< guarded by mutex_
   std::vector<reply> draining_;  ///< I/O thread only (capacity reused)
+  alignas(64) std::atomic<std::uint64_t> outcomes_[http_outcome_count] = {};
 };
 
 /// State shared by the server and all its sessions.
@@ -171,6 +185,12 @@ class http_session final : public reply_sink, public std::enable_shared_from_thi
     bool compact = true;
     bool no_peer_id = false;
     ip_address external_ip;
+    /// An announce (its latency is recorded when the reply is written) or a
+    /// scrape (for the failure outcome); neither for anything else.
+    bool announce = false;
+    bool scrape = false;
+    /// When the request was read (announces only).
+    std::chrono::steady_clock::time_point received{};
     /// The framed response (headers + body); capacity reused.
     std::string wire;
   };
@@ -190,6 +210,7 @@ class http_session final : public reply_sink, public std::enable_shared_from_thi
   void finish_slot(slot& s, http_status status, std::string_view body,
                    std::string_view extra_headers = {});
   void finish_failure(slot& s, std::string_view reason, bool retryable);
+  void count(http_outcome o) noexcept { ctx_.lanes[lane_]->count(o); }
   /// Finds the slot for a CAF reply; null if the session closed or `tag` is stale.
   slot* reply_slot(std::uint64_t tag) noexcept;
 

@@ -25,6 +25,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "actors/access_list.hpp"
 #include "actors/directory.hpp"
 #include "actors/messages.hpp"
 #include "protocol/connection_id.hpp"
@@ -79,6 +80,8 @@ struct udp_server::shared_state {
   std::atomic<std::uint64_t> announces{0};
   std::atomic<std::uint64_t> scrapes{0};
   std::atomic<std::uint64_t> error_replies{0};
+  std::atomic<std::uint64_t> bad_requests{0};
+  std::atomic<std::uint64_t> refused{0};
   std::atomic<std::uint64_t> swarm_failures{0};
   std::atomic<std::uint64_t> rerouted{0};
   std::atomic<std::uint64_t> dropped_malformed{0};
@@ -131,7 +134,9 @@ bool to_endpoint(const sockaddr_storage& ss, endpoint& out) {
 }
 
 /// Which counter a delivered reply bumps.
-enum class reply_kind : std::uint8_t { announce, scrape, error, failure, connect };
+/// `error`: a bad request; `refused`: an announce refused (swarm or access
+/// list); `failure`: the swarm could not answer.
+enum class reply_kind : std::uint8_t { announce, scrape, error, failure, connect, refused };
 
 void count_reply(shared_state& sh, reply_kind kind) noexcept {
   switch (kind) {
@@ -143,6 +148,11 @@ void count_reply(shared_state& sh, reply_kind kind) noexcept {
       break;
     case reply_kind::error:
       bump(sh.error_replies);
+      bump(sh.bad_requests);
+      break;
+    case reply_kind::refused:
+      bump(sh.error_replies);
+      bump(sh.refused);
       break;
     case reply_kind::failure:
       bump(sh.error_replies);
@@ -157,6 +167,9 @@ void count_reply(shared_state& sh, reply_kind kind) noexcept {
 /// Text of the error packet when a swarm could not answer. Short: the reply
 /// must stay below the request's size (98-byte announce, >= 36-byte scrape).
 constexpr std::string_view swarm_failure_text = "try again later";
+
+/// Error text for an announce of a hash the access list refuses.
+constexpr std::string_view access_refused_text = "torrent not allowed on this tracker";
 
 /// Longest text an announce's error packet may carry: 98-byte request minus
 /// the 8-byte header, so a refusal is never larger than what caused it.
@@ -176,6 +189,8 @@ struct udp_pending {
   transaction_id transaction;
   bool v6_peers = false;  ///< requester is IPv6: 18-byte peers
   std::chrono::steady_clock::time_point deadline;
+  /// When the datagram was read, for announces (latency); zero for scrapes.
+  std::chrono::steady_clock::time_point received{};
   std::atomic<bool> settled{false};
 
   /// Claims the right to answer. Exactly one caller ever gets true; it must
@@ -281,7 +296,7 @@ class udp_ticket final : public announce_ticket {
       // never larger than the 98-byte announce.
       const std::string_view text(r.failure_reason);
       encode_udp_error_response(buf, p.transaction, text.substr(0, max_announce_error_text));
-      settle(p_, std::move(buf), reply_kind::error);
+      settle(p_, std::move(buf), reply_kind::refused);
       return;
     }
     // Only the requester's family: a v4 client cannot use v6 peers and a BEP
@@ -372,6 +387,11 @@ void dispatch_scrape(pending_ptr p, const std::vector<info_hash>& hashes) {
   sc->remaining.store(1, std::memory_order_relaxed);
   if (sh.enter()) {
     for (std::size_t i = 0; i < hashes.size(); ++i) {
+      // A hash the access list refuses counts zero, like an unknown one.
+      if (sh.cfg.access && !sh.cfg.access->allowed(hashes[i])) {
+        sh.cfg.access->refused_udp_scrapes.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       // find(), not route(): a scrape of an unknown torrent creates nothing.
       if (caf::actor swarm = sh.dir.find(hashes[i])) {
         sc->remaining.fetch_add(1, std::memory_order_relaxed);
@@ -436,6 +456,9 @@ struct udp_server::worker {
     socklen_t to_len;
     std::string_view bytes;
     reply_kind kind;
+    /// Receipt of an announce (its latency is recorded when sent); zero
+    /// for other replies.
+    std::chrono::steady_clock::time_point received{};
   };
 
   worker(std::shared_ptr<shared_state> s, std::size_t idx)
@@ -465,6 +488,10 @@ struct udp_server::worker {
   /// so the front expires first). Settled entries are popped from the front.
   std::deque<pending_ptr> pending;
   std::chrono::milliseconds tick{1000};
+  /// When the current recvmmsg round was read (one clock read per round).
+  std::chrono::steady_clock::time_point round_received{};
+  /// Announce latency of this worker (written on its thread only).
+  latency_histogram latency;
 
   std::atomic<std::size_t>& in_flight() const noexcept { return shared->in_flight[index]; }
 
@@ -494,6 +521,7 @@ struct udp_server::worker {
         return;
       }
       bump(shared->received, static_cast<std::uint64_t>(got));
+      round_received = std::chrono::steady_clock::now();
       for (int k = 0; k < got; ++k) {
         handle(s.from[static_cast<std::size_t>(k)],
                std::string_view(s.buffers.data() + static_cast<std::size_t>(k) * datagram_max,
@@ -526,9 +554,10 @@ struct udp_server::worker {
 
   /// Queues a reply the worker makes itself (connect, error) to `to`, which
   /// must stay valid until flush().
-  void queue(const sockaddr_storage& to, std::string_view bytes, reply_kind kind) {
+  void queue(const sockaddr_storage& to, std::string_view bytes, reply_kind kind,
+             std::chrono::steady_clock::time_point received = {}) {
     inline_bytes.emplace_back(bytes);
-    sends.push_back(send_item{&to, address_length(to), inline_bytes.back(), kind});
+    sends.push_back(send_item{&to, address_length(to), inline_bytes.back(), kind, received});
   }
 
   /// Takes the replies swarms handed back; each is sent if it is still
@@ -543,7 +572,7 @@ struct udp_server::worker {
     for (udp_detail::udp_reply& r : draining) {
       if (r.p->claim()) {
         r.p->release();
-        sends.push_back(send_item{&r.p->to, r.p->to_len, r.bytes, r.kind});
+        sends.push_back(send_item{&r.p->to, r.p->to_len, r.bytes, r.kind, r.p->received});
       }
     }
   }
@@ -569,6 +598,7 @@ struct udp_server::worker {
     }
     // Runs of the same family go out on that family's socket.
     std::size_t done = 0;
+    std::chrono::steady_clock::time_point now{};
     while (done < n) {
       const bool v6 = sends[done].to->ss_family == AF_INET6;
       std::size_t end = done + 1;
@@ -591,6 +621,12 @@ struct udp_server::worker {
         for (std::size_t k = done; k < done + static_cast<std::size_t>(sent); ++k) {
           bump(shared->replied);
           count_reply(*shared, sends[k].kind);
+          if (sends[k].received != std::chrono::steady_clock::time_point{}) {
+            if (now == std::chrono::steady_clock::time_point{}) {
+              now = std::chrono::steady_clock::now();
+            }
+            latency.record(now - sends[k].received);
+          }
         }
         done += static_cast<std::size_t>(sent);
       }
@@ -649,6 +685,15 @@ struct udp_server::worker {
       queue(from, scratch, reply_kind::connect);
       return;
     }
+    if (request.action == udp_action::announce && shared->cfg.access &&
+        !shared->cfg.access->allowed(request.announce.request.hash)) {
+      // Before routing: a refused hash never spawns a swarm.
+      shared->cfg.access->refused_udp_announces.fetch_add(1, std::memory_order_relaxed);
+      scratch.clear();
+      encode_udp_error_response(scratch, request.transaction, access_refused_text);
+      queue(from, scratch, reply_kind::refused, round_received);
+      return;
+    }
     if (in_flight().load(std::memory_order_relaxed) >= shared->cfg.max_in_flight) {
       bump(shared->dropped_overload);
       return;
@@ -660,6 +705,9 @@ struct udp_server::worker {
     p->to_len = address_length(from);
     p->transaction = request.transaction;
     p->v6_peers = client.ip.v6;
+    if (request.action == udp_action::announce) {
+      p->received = round_received;
+    }
     p->deadline = std::chrono::steady_clock::now() + shared->cfg.request_timeout;
     in_flight().fetch_add(1, std::memory_order_relaxed);
     pending.push_back(p);
@@ -938,6 +986,8 @@ udp_counters udp_server::counters() const noexcept {
   c.announces = get(s.announces);
   c.scrapes = get(s.scrapes);
   c.error_replies = get(s.error_replies);
+  c.bad_requests = get(s.bad_requests);
+  c.refused = get(s.refused);
   c.swarm_failures = get(s.swarm_failures);
   c.rerouted = get(s.rerouted);
   c.dropped_malformed = get(s.dropped_malformed);
@@ -946,6 +996,14 @@ udp_counters udp_server::counters() const noexcept {
   c.dropped_send_failed = get(s.dropped_send_failed);
   c.dropped_shutdown = get(s.dropped_shutdown);
   return c;
+}
+
+latency_histogram::snapshot udp_server::announce_latency() const noexcept {
+  latency_histogram::snapshot out;
+  for (const auto& w : workers_) {
+    out += w->latency.read();
+  }
+  return out;
 }
 
 }  // namespace sk

@@ -48,11 +48,13 @@
 
 #include <caf/all.hpp>
 
+#include "net/latency_histogram.hpp"
 #include "protocol/announce.hpp"
 
 namespace sk {
 
 class swarm_directory;
+class access_control;
 
 /// Settings of the UDP server (section `udp` of the config).
 struct udp_config {
@@ -79,6 +81,11 @@ struct udp_config {
   std::chrono::milliseconds request_timeout{5000};
   /// Parser limits (numwant cap, hashes per scrape).
   query_limits limits;
+  /// The node's info_hash access list (null: every hash is served). Checked
+  /// on the worker before routing: a refused announce gets an error packet
+  /// and never reaches the directory; refused hashes of a scrape count zero
+  /// (a BEP 15 scrape reply is positional, nothing can be left out).
+  std::shared_ptr<access_control> access;
 
   /// Empty when usable, otherwise one sentence naming the first bad field.
   std::string validate() const;
@@ -92,7 +99,9 @@ struct udp_counters {
   std::uint64_t connects = 0;           ///< connect replies sent
   std::uint64_t announces = 0;          ///< announce replies sent
   std::uint64_t scrapes = 0;            ///< scrape replies sent
-  std::uint64_t error_replies = 0;      ///< error packets sent (parse, id, swarm failure)
+  std::uint64_t error_replies = 0;      ///< error packets sent (parse, id, swarm failure, refusal)
+  std::uint64_t bad_requests = 0;       ///< ... of those: unparsable request or bad connection id
+  std::uint64_t refused = 0;  ///< ... of those: announce refused (ban, abuse, access list)
   std::uint64_t swarm_failures = 0;     ///< swarm timeout / unavailable (answered with an error)
   std::uint64_t rerouted = 0;  ///< announces routed again: their swarm ended before reading them
   std::uint64_t dropped_malformed = 0;  ///< parser said drop (no transaction id, ...)
@@ -144,6 +153,9 @@ class udp_server {
   /// start() has returned).
   std::size_t in_flight() const noexcept;
   udp_counters counters() const noexcept;
+  /// Announce latency (datagram read -> reply handed to sendmmsg), summed
+  /// over the workers (call after start() has returned).
+  latency_histogram::snapshot announce_latency() const noexcept;
 
   /// Implementation details (defined in the .cpp), public so that the
   /// helper actors there can name them.

@@ -192,7 +192,8 @@ TEST_F(AdminApi, BadInputGetsJsonErrors) {
   expect_json_error(get("/api/swarms/" + std::string(40, 'g')), 400, "non-hex hash");
   expect_json_error(get("/api/swarms/" + unknown), 404, "unknown swarm");
   expect_json_error(get("/api/nothing"), 404, "unknown path");
-  expect_json_error(get("/"), 404, "root");
+  expect_json_error(get("/index.html"), 404, "unknown file at the root");
+  EXPECT_EQ(get("/").status, 302) << "the root redirects to the web console";
   expect_json_error(get("/api/swarms/" + hash + "/nothing"), 404, "unknown action");
   expect_json_error(get("/api/swarms?health=purple"), 400, "bad health filter");
   expect_json_error(get("/api/swarms?sort=colour"), 400, "bad sort");
@@ -455,7 +456,12 @@ void check_exposition(const std::string& text) {
             << "counter without _total: " << current;
       }
     } else if (std::regex_match(line, m, sample)) {
-      ASSERT_EQ(m[1], current) << "sample outside its family: " << line;
+      // A histogram's samples are <family>_bucket, _sum and _count.
+      const std::string name = m[1];
+      const bool histogram_part =
+          current_type == "histogram" &&
+          (name == current + "_bucket" || name == current + "_sum" || name == current + "_count");
+      ASSERT_TRUE(name == current || histogram_part) << "sample outside its family: " << line;
       ASSERT_FALSE(current_type.empty()) << "sample before TYPE: " << line;
     } else {
       FAIL() << "not a valid exposition line: '" << line << "'";

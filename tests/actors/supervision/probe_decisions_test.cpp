@@ -265,5 +265,33 @@ TEST(ProbeDecisions, ACopyKeepsOutstandingProbes) {
   EXPECT_TRUE(copy.table().traits(key_of(1, ep))->has(flag_reachable));
 }
 
+TEST(ProbeDecisions, UnreachableLeechersComeBackSooner) {
+  // Nobody can dial an unreachable leecher: it meets later arrivals only by
+  // announcing, so its interval is x unreachable_leecher_scale (0.5), never
+  // below min interval; reachable leechers and seeders keep the interval.
+  swarm_core core(hash, config(8), 1);
+  core.set_probing(true);
+  const endpoint a = v4(10, 0, 0, 1, 6881), b = v4(10, 0, 0, 2, 6881), c = v4(10, 0, 0, 3, 6881);
+  announce(core, make(1, a, 100, announce_event::started), 0);
+  announce(core, make(2, b, 100, announce_event::started), 0);
+  announce(core, make(3, c, 0, announce_event::started), 0);
+  core.apply_probe_result(key_of(1, a), a.port, probe_outcome::unreachable, at(1));
+  core.apply_probe_result(key_of(2, b), b.port, probe_outcome::reachable, at(1));
+  core.apply_probe_result(key_of(3, c), c.port, probe_outcome::unreachable, at(1));
+  EXPECT_EQ(announce(core, make(1, a), 1200).interval, 600);  // 1200 x 0.5
+  EXPECT_EQ(announce(core, make(2, b), 1200).interval, 1200);
+  EXPECT_EQ(announce(core, make(3, c, 0), 1200).interval, 1200);  // a seeder
+  swarm_config off = config(8);
+  off.intervals.unreachable_leecher_scale = 1.0;
+  swarm_core plain(hash, off, 1);
+  plain.set_probing(true);
+  announce(plain, make(1, a, 100, announce_event::started), 0);
+  plain.apply_probe_result(key_of(1, a), a.port, probe_outcome::unreachable, at(1));
+  EXPECT_EQ(announce(plain, make(1, a), 1200).interval, 1200);
+  swarm_config bad = config(8);
+  bad.intervals.unreachable_leecher_scale = 0.0;
+  EXPECT_FALSE(bad.validate().empty());
+}
+
 }  // namespace
 }  // namespace sk

@@ -66,7 +66,7 @@ TEST(SwarmCore, BannedClientGetsItsFailureReasonAndIsNotStored) {
   std::string error;
   auto bans = client_ban_list::parse("-SK0001-=SK 0.0.1 corrupts data;-XX=no XX", &error);
   ASSERT_TRUE(bans) << error;
-  c.banned_clients = std::make_shared<const client_ban_list>(*bans);
+  c.banned_clients = std::make_shared<live_ban_list>(*bans);
   swarm_core core(hash, c, 1);
   auto r = announce(core, make(1, v4(10, 0, 0, 1, 1), 5, announce_event::started), 0);
   EXPECT_EQ(r.failure_reason, "SK 0.0.1 corrupts data");

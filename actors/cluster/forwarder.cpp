@@ -1,0 +1,227 @@
+#include "actors/cluster/forwarder.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "actors/cluster/cluster_messages.hpp"
+
+namespace sk::cluster {
+
+namespace {
+
+using idle_atom = caf::atom_constant<caf::atom("fwd_idle")>;
+
+struct forwarder_state {
+  static inline const char* name = "sk.forwarder";
+  info_hash hash;
+  std::string owner;
+  /// The owner's node actor; after a failed handoff, the local swarm
+  /// instead (`local` set).
+  caf::actor target;
+  bool local = false;
+  std::weak_ptr<forward_host> host;
+  forwarder_options opts;
+  std::size_t in_flight = 0;
+  bool closing = false;
+  /// Messages since the last idle check.
+  std::uint64_t activity = 0;
+};
+
+using forwarder_ptr = caf::stateful_actor<forwarder_state>*;
+
+void leave_directory(forwarder_ptr self) {
+  if (auto h = self->state.host.lock()) h->erase_if_owner(self->state.hash, self->address());
+}
+
+void settled(forwarder_ptr self) {
+  auto& st = self->state;
+  --st.in_flight;
+  if (st.closing && st.in_flight == 0) self->quit();
+}
+
+/// Hops of a request this node forwards (the owner may forward it once more
+/// while views disagree; see node.cpp).
+constexpr std::uint8_t first_hop = 1;
+
+caf::behavior forward_mode(forwarder_ptr self) {
+  return {
+      [self](announce_atom, const swarm_announce& a) -> caf::result<caf::message> {
+        auto& st = self->state;
+        ++st.activity;
+        if (st.local) return self->delegate(st.target, announce_atom::value, a);
+        return self->delegate(st.target, announce_atom::value, a, first_hop);
+      },
+      [self](announce_atom, const announce_ticket_ptr& t) {
+        auto& st = self->state;
+        ++st.activity;
+        if (st.local) {
+          self->send(st.target, announce_atom::value, t);
+          return;
+        }
+        ++st.in_flight;
+        self->request(st.target, st.opts.timeout, announce_atom::value, t->announce, first_hop)
+            .then(
+                [self, t](const announce_result& r) {
+                  t->complete(r);
+                  settled(self);
+                },
+                [self, t](const caf::error&) {
+                  t->fail();
+                  settled(self);
+                });
+      },
+      // A request another node forwarded here while this node forwards the
+      // hash too (views disagree for a moment, or an operator moved the
+      // swarm): one more hop, counted (the node actor refuses beyond
+      // max_hops).
+      [self](announce_atom, const swarm_announce& a,
+             std::uint8_t hops) -> caf::result<caf::message> {
+        auto& st = self->state;
+        ++st.activity;
+        if (st.local) return self->delegate(st.target, announce_atom::value, a);
+        return self->delegate(st.target, announce_atom::value, a,
+                              static_cast<std::uint8_t>(hops + 1));
+      },
+      [self](scrape_atom, const info_hash& h, std::uint8_t hops) -> caf::result<caf::message> {
+        auto& st = self->state;
+        ++st.activity;
+        if (st.local) return self->delegate(st.target, scrape_atom::value);
+        return self->delegate(st.target, scrape_atom::value, h,
+                              static_cast<std::uint8_t>(hops + 1));
+      },
+      [self](scrape_atom) -> caf::result<caf::message> {
+        auto& st = self->state;
+        ++st.activity;
+        if (st.local) return self->delegate(st.target, scrape_atom::value);
+        return self->delegate(st.target, scrape_atom::value, st.hash, first_hop);
+      },
+      [self](scrape_atom, const scrape_ticket_ptr& t) {
+        auto& st = self->state;
+        ++st.activity;
+        if (st.local) {
+          self->send(st.target, scrape_atom::value, t);
+          return;
+        }
+        ++st.in_flight;
+        self->request(st.target, st.opts.timeout, scrape_atom::value, st.hash, first_hop)
+            .then(
+                [self, t](const swarm_stats& s) {
+                  t->complete(s);
+                  settled(self);
+                },
+                // Dropping the ticket counts zeros (the owner is gone).
+                [self](const caf::error&) { settled(self); });
+      },
+      [self](idle_atom, std::uint64_t seen) {
+        auto& st = self->state;
+        if (st.activity == seen && st.in_flight == 0) {
+          leave_directory(self);
+          self->quit();
+          return;
+        }
+        self->delayed_send(self, st.opts.idle_time, idle_atom::value, st.activity);
+      },
+      [self](caf::leave_atom) {
+        auto& st = self->state;
+        st.closing = true;
+        leave_directory(self);
+        if (st.in_flight == 0) self->quit();
+      },
+  };
+}
+
+/// The handoff is over (either way): forward from now on, starting with
+/// what queued meanwhile.
+void handoff_finished(forwarder_ptr self) {
+  if (auto h = self->state.host.lock()) --h->handoffs_pending;
+  self->set_default_handler(caf::drop);
+  self->become(forward_mode(self));
+}
+
+/// Gives `snap` to the current owner; on failure tries the owner of a newer
+/// view (up to `attempts` more times), then keeps the swarm here.
+void hand_over(forwarder_ptr self, swarm_snapshot snap, int attempts) {
+  auto& st = self->state;
+  const std::size_t peers = snap.peers.size();
+  self->request(st.target, st.opts.timeout, caf::migrate_atom::value, caf::put_atom::value, snap)
+      .then(
+          [self, peers](caf::ok_atom) {
+            spdlog::info("cluster: swarm {} handed to {} ({} peers)", self->state.hash.hex(),
+                         self->state.owner, peers);
+            handoff_finished(self);
+          },
+          [self, snap, attempts](const caf::error& err) {
+            auto& st = self->state;
+            auto h = st.host.lock();
+            spdlog::warn("cluster: handoff of swarm {} to {} failed ({})", st.hash.hex(), st.owner,
+                         self->system().render(err));
+            if (h && attempts > 0) {
+              if (auto v = h->current_view()) {
+                const std::string owner = v->owner(st.hash);
+                if (owner != v->self) {
+                  if (auto node = v->node(owner)) {
+                    st.owner = owner;
+                    st.target = node;
+                    hand_over(self, snap, attempts - 1);
+                    return;
+                  }
+                }
+              }
+            }
+            // Nobody can take it: keep the swarm here (nothing lost); a
+            // later rebalance moves it again.
+            caf::actor local;
+            if (h) local = h->install_local(snap);
+            if (local) {
+              st.target = local;
+              st.local = true;
+              spdlog::warn("cluster: swarm {} kept here", st.hash.hex());
+            }
+            handoff_finished(self);
+          });
+}
+
+/// Takes the snapshot of `from` and gives it to the owner; then forwards.
+void start_handoff(forwarder_ptr self, caf::actor from) {
+  auto& st = self->state;
+  if (auto h = st.host.lock()) ++h->handoffs_pending;
+  // Everything but the handoff's own answers waits in the mailbox, in order.
+  self->set_default_handler(caf::skip);
+  self->request(from, st.opts.timeout, caf::migrate_atom::value, caf::get_atom::value)
+      .then([self](swarm_snapshot& snap) { hand_over(self, std::move(snap), 3); },
+            [self](const caf::error&) {
+              // The old swarm was gone already (ended idle): nothing to move.
+              handoff_finished(self);
+            });
+}
+
+caf::behavior forwarder_actor(forwarder_ptr self, info_hash hash, std::string owner,
+                              caf::actor owner_node, std::weak_ptr<forward_host> host,
+                              forwarder_options opts, caf::actor handoff_from) {
+  auto& st = self->state;
+  st.hash = hash;
+  st.owner = std::move(owner);
+  st.target = std::move(owner_node);
+  st.host = std::move(host);
+  st.opts = opts;
+  // A stray error must not end the forwarder (CAF's default handler quits).
+  self->set_error_handler([](caf::error&) {});
+  self->delayed_send(self, st.opts.idle_time, idle_atom::value, std::uint64_t{0});
+  if (handoff_from) {
+    start_handoff(self, std::move(handoff_from));
+    // Only the handoff's responses (handled by the request continuations)
+    // run until it is done; everything else is skipped.
+    return {[](idle_atom, std::uint64_t) { return caf::skip(); }};
+  }
+  return forward_mode(self);
+}
+
+}  // namespace
+
+caf::actor spawn_forwarder(caf::actor_system& sys, const info_hash& hash, std::string owner,
+                           caf::actor owner_node, std::weak_ptr<forward_host> host,
+                           forwarder_options opts, caf::actor handoff_from) {
+  return sys.spawn(forwarder_actor, hash, std::move(owner), std::move(owner_node),
+                   std::move(host), opts, std::move(handoff_from));
+}
+
+}  // namespace sk::cluster

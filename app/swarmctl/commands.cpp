@@ -1,0 +1,409 @@
+#include "app/swarmctl/commands.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+
+#include "app/swarmctl/format.hpp"
+
+namespace sk::swarmctl {
+
+using json = nlohmann::json;
+
+namespace {
+
+http_request get(std::string target) { return {"GET", std::move(target), {}}; }
+http_request post(std::string target, std::string body = {}) {
+  return {"POST", std::move(target), std::move(body)};
+}
+
+/// The value of a flag that requires one; throws when given without '='.
+std::optional<std::string> flag_value(const invocation& inv, const std::string& name) {
+  auto it = inv.flags.find(name);
+  if (it == inv.flags.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string swarms_target(const invocation& inv) {
+  std::vector<std::string> query;
+  const bool unhealthy = inv.flags.count("unhealthy") > 0;
+  auto health = flag_value(inv, "health");
+  if (unhealthy && health)
+    throw usage_error("give either --unhealthy or --health=STATE, not both");
+  if (unhealthy) query.push_back("health=unhealthy");
+  if (health) {
+    static const std::vector<std::string> states{"healthy", "degraded", "critical", "unhealthy",
+                                                 "unevaluated"};
+    if (std::find(states.begin(), states.end(), *health) == states.end())
+      throw usage_error("--health must be one of healthy, degraded, critical, unhealthy, "
+                        "unevaluated; not '" + *health + "'");
+    query.push_back("health=" + *health);
+  }
+  if (auto sort = flag_value(inv, "sort")) {
+    if (*sort != "size" && *sort != "rate" && *sort != "hash")
+      throw usage_error("--sort must be size, rate or hash; not '" + *sort + "'");
+    query.push_back("sort=" + *sort);
+  }
+  for (const char* name : {"limit", "offset"}) {
+    if (auto v = flag_value(inv, name)) {
+      if (!parse_count(*v))
+        throw usage_error(std::string("--") + name + " must be a non-negative integer; not '" +
+                          *v + "'");
+      query.push_back(std::string(name) + "=" + *v);
+    }
+  }
+  std::string target = "/api/swarms";
+  for (std::size_t i = 0; i < query.size(); ++i) target += (i == 0 ? "?" : "&") + query[i];
+  return target;
+}
+
+std::string join_rest(const std::vector<std::string>& args, std::size_t from) {
+  std::string out;
+  for (std::size_t i = from; i < args.size(); ++i) out += (i == from ? "" : " ") + args[i];
+  return out;
+}
+
+std::string str(const json& j, const char* key) { return field(j, key); }
+
+std::vector<command_spec> make_table() {
+  std::vector<command_spec> t;
+  using k = arg_kind;
+
+  t.push_back({"node", "", "the node: version, uptime, swarms, memory, request counters",
+               "--config also lists the effective configuration (secrets redacted).", 0, 0, {},
+               {{"config", false, {}, "also print the effective configuration"}},
+               [](const invocation&) { return get("/api/node"); },
+               [](const json& j, const invocation& inv) {
+                 return render_node(j, inv.flags.count("config") > 0);
+               }});
+  t.push_back(
+      {"swarms", "", "list swarms: hash, peers, seeders, leechers, rate, health, reasons, policy",
+       "Sorted by size (peers) unless --sort says otherwise; 100 per page unless --limit.", 0, 0,
+       {},
+       {{"unhealthy", false, {}, "only degraded and critical swarms"},
+        {"health", true, {"healthy", "degraded", "critical", "unhealthy", "unevaluated"},
+         "only swarms in this state"},
+        {"sort", true, {"size", "rate", "hash"}, "order: size (peers), rate (announces/s), hash"},
+        {"limit", true, {}, "at most N swarms (default 100)"},
+        {"offset", true, {}, "skip the first N"}},
+       [](const invocation& inv) { return get(swarms_target(inv)); },
+       [](const json& j, const invocation&) { return render_swarms(j); }});
+  t.push_back({"swarm", "<hash>", "one swarm in detail, with its peers and remediation history",
+               "", 1, 1, {k::hash}, {},
+               [](const invocation& inv) { return get("/api/swarms/" + checked_hash(inv.args[0])); },
+               [](const json& j, const invocation&) { return render_swarm(j); }});
+  t.push_back({"remediations", "", "active remediations and recent remediation events", "", 0, 0,
+               {}, {}, [](const invocation&) { return get("/api/remediations"); },
+               [](const json& j, const invocation&) { return render_remediations(j); }});
+  t.push_back({"events", "", "supervisor events: restarts, give-ups, remediations", "", 0, 0, {},
+               {}, [](const invocation&) { return get("/api/events"); },
+               [](const json& j, const invocation&) { return render_events(j); }});
+  t.push_back(
+      {"policy", "<hash> <policy>", "set a swarm's allocation policy (\"default\": back to config)",
+       "Policies: default, adaptive, random, role-aware, seeder-rotation, stalled-boost, "
+       "flash-crowd, reachability-aware, contribution-weighted (the daemon checks the name).",
+       2, 2, {k::hash, k::policy}, {},
+       [](const invocation& inv) {
+         const std::string hash = checked_hash(inv.args[0]);
+         if (inv.args[1].empty()) throw usage_error("the policy name is empty");
+         return post("/api/swarms/" + hash + "/policy", json{{"policy", inv.args[1]}}.dump());
+       },
+       [](const json& j, const invocation&) {
+         return "swarm " + str(j, "hash") + ": policy " + str(j, "policy") + " (was " +
+                str(j, "previous") + ")\n";
+       }});
+  t.push_back({"restart", "<hash>", "restart a swarm's actor (same peers and state, new actor)",
+               "Answers at once; the supervisor restarts the swarm right after. Counts against "
+               "supervisor.max-restarts like a crash.",
+               1, 1, {k::hash}, {},
+               [](const invocation& inv) {
+                 return post("/api/swarms/" + checked_hash(inv.args[0]) + "/restart");
+               },
+               [](const json& j, const invocation&) {
+                 return "swarm " + str(j, "hash") + ": " + str(j, "status") + " (old actor " +
+                        str(j, "old_actor_id") + ")\n";
+               }});
+  t.push_back({"remediate", "<hash> start|stop", "start or stop a remediation for a swarm", "", 2,
+               2, {k::hash, k::start_stop}, {},
+               [](const invocation& inv) {
+                 const std::string hash = checked_hash(inv.args[0]);
+                 if (inv.args[1] != "start" && inv.args[1] != "stop")
+                   throw usage_error("remediate takes start or stop, not '" + inv.args[1] + "'");
+                 return post("/api/swarms/" + hash + "/remediation/" + inv.args[1]);
+               },
+               [](const json& j, const invocation& inv) {
+                 const json& swarm = j.is_object() && j.contains("swarm") ? j["swarm"] : json();
+                 const std::string hash = swarm.is_string() ? swarm.get<std::string>()
+                                                            : checked_hash(inv.args[0]);
+                 return "swarm " + hash + ": remediation " +
+                        (inv.args[1] == "start" ? "started" : "stopped") + "\n";
+               }});
+  t.push_back({"bans", "", "banned client prefixes and why", "", 0, 0, {}, {},
+               [](const invocation&) { return get("/api/bans"); },
+               [](const json& j, const invocation&) { return render_bans(j); }});
+  t.push_back({"ban", "<prefix> <reason...>", "ban clients whose peer_id starts with <prefix>",
+               "The reason is the rest of the line (quote it or not). Example:\n"
+               "  swarmctl ban -XX0001- leaks fake completions",
+               2, command_spec::many, {k::text, k::text}, {},
+               [](const invocation& inv) {
+                 if (inv.args[0].empty()) throw usage_error("the ban prefix is empty");
+                 const std::string reason = join_rest(inv.args, 1);
+                 if (reason.empty()) throw usage_error("the ban reason is empty");
+                 return post("/api/bans", json{{"prefix", inv.args[0]}, {"reason", reason}}.dump());
+               },
+               [](const json& j, const invocation&) {
+                 return "banned prefix " + str(j, "prefix") + ": " + str(j, "reason") + "\n";
+               }});
+  t.push_back({"unban", "<prefix>", "lift the ban on a client prefix", "", 1, 1, {k::text}, {},
+               [](const invocation& inv) {
+                 if (inv.args[0].empty()) throw usage_error("the ban prefix is empty");
+                 return http_request{"DELETE", "/api/bans/" + percent_encode(inv.args[0]), {}};
+               },
+               [](const json& j, const invocation&) {
+                 return "unbanned prefix " + str(j, "prefix") + "\n";
+               }});
+  t.push_back({"access", "", "the info_hash access list: mode, file, hashes", "", 0, 0, {}, {},
+               [](const invocation&) { return get("/api/access"); },
+               [](const json& j, const invocation&) { return render_access(j); }});
+  t.push_back({"allow", "<hash>", "let a hash be tracked (allow list: add; deny list: remove)",
+               "Fails when the access list is off.", 1, 1, {k::hash}, {},
+               [](const invocation& inv) {
+                 return post("/api/access/" + checked_hash(inv.args[0]) + "/allow");
+               },
+               [](const json& j, const invocation&) {
+                 return str(j, "hash") + ": allowed\n";
+               }});
+  t.push_back({"deny", "<hash>", "refuse a hash (allow list: remove; deny list: add)",
+               "Fails when the access list is off.", 1, 1, {k::hash}, {},
+               [](const invocation& inv) {
+                 return post("/api/access/" + checked_hash(inv.args[0]) + "/deny");
+               },
+               [](const json& j, const invocation&) {
+                 return str(j, "hash") + ": denied\n";
+               }});
+  t.push_back({"reload", "", "re-read the access list file (like SIGHUP)",
+               "On an error in the file the old list stays in force and the error is shown.", 0,
+               0, {}, {}, [](const invocation&) { return post("/api/access/reload"); },
+               [](const json& j, const invocation&) {
+                 return "access list reloaded: mode " + str(j, "mode") + ", " + str(j, "count") +
+                        " hashes\n";
+               }});
+  command_spec metrics{"metrics", "", "the Prometheus /metrics text, as it is", "", 0, 0, {}, {},
+                       [](const invocation&) { return get("/metrics"); }, nullptr};
+  metrics.raw_text = true;
+  t.push_back(std::move(metrics));
+  // Cluster commands (`members`, `move <hash> <node>`) go here: one row each.
+  t.push_back({"help", "[command]", "this help, or one command's", "", 0, 1, {k::command}, {},
+               nullptr, nullptr});
+  t.push_back({"shell", "", "interactive mode (the default on a terminal)",
+               "Line editing, history in ~/.swarmctl_history (SWARMCTL_HISTORY overrides; empty "
+               "turns it off) and tab completion of commands and of info_hashes seen in earlier "
+               "answers. Each line is a command as on the command line, e.g. `swarms --json`. "
+               "On a pipe it reads commands line by line without the editor; blank lines and "
+               "lines starting with # are skipped. `exit` or end of input leaves.",
+               0, 0, {}, {}, nullptr, nullptr});
+  t.push_back({"exit", "", "leave the shell (also quit, or end of input)", "", 0, 0, {}, {},
+               nullptr, nullptr});
+  return t;
+}
+
+std::string usage_line(const command_spec& c) {
+  std::string u = "swarmctl " + c.name;
+  for (const auto& f : c.flags) u += " [--" + f.name + (f.takes_value ? "=..." : "") + "]";
+  if (!c.arguments.empty()) u += " " + c.arguments;
+  return u;
+}
+
+/// Checks flags and argument count of `inv` against `c`.
+void check_shape(const command_spec& c, const invocation& inv) {
+  for (const auto& [name, value] : inv.flags) {
+    auto f = std::find_if(c.flags.begin(), c.flags.end(),
+                          [&](const flag_spec& s) { return s.name == name; });
+    if (f == c.flags.end())
+      throw usage_error("'" + c.name + "' has no option --" + name + "\nusage: " + usage_line(c));
+    if (f->takes_value && !value) throw usage_error("--" + name + " needs a value: --" + name + "=...");
+    if (f->takes_value && value->empty()) throw usage_error("--" + name + " has an empty value");
+    if (!f->takes_value && value) throw usage_error("--" + name + " takes no value");
+  }
+  if (inv.args.size() < c.min_args || inv.args.size() > c.max_args) {
+    const std::string what = inv.args.size() < c.min_args ? "too few" : "too many";
+    throw usage_error(what + " arguments for '" + c.name + "'\nusage: " + usage_line(c));
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& policy_words() {
+  static const std::vector<std::string> names{
+      "default",     "adaptive",           "random",
+      "role-aware",  "seeder-rotation",    "stalled-boost",
+      "flash-crowd", "reachability-aware", "contribution-weighted"};
+  return names;
+}
+
+const std::vector<command_spec>& command_table() {
+  static const std::vector<command_spec> table = make_table();
+  return table;
+}
+
+const command_spec* find_command(const std::string& name) {
+  if (name == "quit") return find_command("exit");
+  for (const auto& c : command_table())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+http_request build_request(const invocation& inv) {
+  const command_spec* c = find_command(inv.command);
+  if (c == nullptr)
+    throw usage_error("unknown command '" + inv.command + "'; `swarmctl help` lists them");
+  check_shape(*c, inv);
+  if (!c->request) throw usage_error("'" + c->name + "' sends no request");
+  return c->request(inv);
+}
+
+std::string help_text(const std::string& topic) {
+  std::ostringstream os;
+  if (!topic.empty()) {
+    const command_spec* c = find_command(topic);
+    if (c == nullptr)
+      throw usage_error("no command '" + topic + "'; `swarmctl help` lists them");
+    os << "usage: " << usage_line(*c) << "\n\n" << c->summary << "\n";
+    if (!c->details.empty()) os << "\n" << c->details << "\n";
+    if (!c->flags.empty()) {
+      os << "\noptions:\n";
+      text_table t{{{"  OPTION"}, {"MEANING"}}};
+      for (const auto& f : c->flags) {
+        std::string values;
+        for (const auto& v : f.values) values += (values.empty() ? "" : "|") + v;
+        t.add({"  --" + f.name + (f.takes_value ? "=" + (values.empty() ? "N" : values) : ""),
+               f.help});
+      }
+      os << t.render();
+    }
+    if (c->request && !c->raw_text) os << "\n--json prints the API's JSON answer instead.\n";
+    return os.str();
+  }
+  os << "swarmctl: control a running swarmkeeper through its admin API\n\n"
+        "usage: swarmctl [global options] <command> [arguments]\n"
+        "       swarmctl [global options]            (interactive shell on a terminal)\n\n"
+        "commands:\n";
+  text_table t{{{"  COMMAND"}, {"WHAT"}}};
+  for (const auto& c : command_table())
+    t.add({"  " + c.name + (c.arguments.empty() ? "" : " " + c.arguments), c.summary});
+  os << t.render();
+  os << "\nglobal options (anywhere on the line):\n"
+        "  --url=URL          admin API, http://HOST:PORT (env SWARMCTL_URL); the daemon's\n"
+        "                     admin.bind and admin.port; no default (the API is off unless set)\n"
+        "  --token-file=PATH  file whose first line is the admin token (env SWARMCTL_TOKEN_FILE)\n"
+        "  --token=TOKEN      the admin token (env SWARMCTL_TOKEN; visible in ps: prefer a file)\n"
+        "  --timeout=SECONDS  give up on an answer after this long (default 10)\n"
+        "  --json             print the API's JSON (pretty) instead of tables\n"
+        "Options beat environment variables.\n\n"
+        "exit codes: 0 ok, 1 the daemon answered with an error, 2 bad usage (nothing sent),\n"
+        "            3 daemon unreachable (refused, timeout, unknown host), 4 token refused\n\n"
+        "`swarmctl help <command>` tells more about one command.\n";
+  return os.str();
+}
+
+namespace {
+
+/// The error message of an API answer, or nullopt when it is not our JSON.
+std::optional<std::string> api_error_message(const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  auto it = j.find("error");
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+std::string excerpt(const std::string& body) {
+  std::string e = body.substr(0, 120);
+  for (auto& c : e)
+    if (c == '\n' || c == '\r') c = ' ';
+  return e + (body.size() > 120 ? "..." : "");
+}
+
+}  // namespace
+
+int run_invocation(const invocation& inv, session& s) {
+  try {
+    const command_spec* c = find_command(inv.command);
+    if (c == nullptr)
+      throw usage_error("unknown command '" + inv.command + "'; `swarmctl help` lists them");
+    if (inv.global.help) {
+      s.out << help_text(c->name);
+      return exit_ok;
+    }
+    check_shape(*c, inv);
+    if (c->name == "help") {
+      s.out << help_text(inv.args.empty() ? std::string{} : inv.args[0]);
+      return exit_ok;
+    }
+    if (c->name == "shell")
+      throw usage_error(s.in_shell ? "already in the shell" : "shell is started by main");
+    if (c->name == "exit") {
+      if (!s.in_shell) throw usage_error("exit only means something in the shell");
+      return exit_ok;
+    }
+    const http_request req = c->request(inv);
+    if (!s.conn) s.conn = resolve_connection(s.startup, s.env, s.read);
+    const connection& conn = *s.conn;
+    http_reply reply;
+    try {
+      reply = perform(conn.url, req, conn.token, conn.timeout);
+    } catch (const transport_error& e) {
+      s.err << "swarmctl: " << e.what() << "\n";
+      return exit_unreachable;
+    }
+    const std::string where = conn.url.text();
+    if (reply.status == 401) {
+      auto msg = api_error_message(reply.body);
+      s.err << "swarmctl: the admin token was refused by " << where << " ("
+            << (msg ? *msg : std::string("HTTP 401"))
+            << "); check --token, --token-file, SWARMCTL_TOKEN or SWARMCTL_TOKEN_FILE\n";
+      return exit_auth;
+    }
+    if (reply.status < 200 || reply.status >= 300) {
+      auto msg = api_error_message(reply.body);
+      if (!msg) {
+        s.err << "swarmctl: unexpected answer from " << where << ": HTTP " << reply.status
+              << (reply.body.empty() ? "" : ": " + excerpt(reply.body))
+              << " (is this the admin port?)\n";
+        return exit_api_error;
+      }
+      s.err << "swarmctl: " << c->name << ": " << *msg << " (HTTP " << reply.status << ")";
+      if (*msg == "no such endpoint")
+        s.err << "; this daemon may be older than swarmctl and lack '" << c->name << "'";
+      s.err << "\n";
+      return exit_api_error;
+    }
+    if (c->raw_text) {
+      s.out << reply.body;
+      if (!reply.body.empty() && reply.body.back() != '\n') s.out << "\n";
+      return exit_ok;
+    }
+    json answer = json::parse(reply.body, nullptr, false);
+    if (answer.is_discarded()) {
+      s.err << "swarmctl: unexpected answer from " << where << ": HTTP " << reply.status
+            << ", not JSON: " << excerpt(reply.body) << " (is this the admin port?)\n";
+      return exit_api_error;
+    }
+    collect_hashes(answer, s.seen_hashes);
+    if (inv.global.json || s.startup.json)
+      s.out << answer.dump(2) << "\n";
+    else
+      s.out << c->render(answer, inv);
+    return exit_ok;
+  } catch (const usage_error& e) {
+    s.err << "swarmctl: " << e.what() << "\n";
+    return exit_usage;
+  } catch (const json::exception& e) {
+    // A renderer met a shape it did not expect (renderers read
+    // defensively; this is the last line of defence).
+    s.err << "swarmctl: cannot print the answer (" << e.what() << "); try --json\n";
+    return exit_api_error;
+  }
+}
+
+}  // namespace sk::swarmctl

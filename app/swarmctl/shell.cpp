@@ -1,0 +1,222 @@
+#include "app/swarmctl/shell.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <istream>
+#include <ostream>
+
+// libedit's readline compatibility header (Debian libedit-dev).
+#include <editline/readline.h>
+
+namespace sk::swarmctl {
+
+std::optional<std::string> history_file(const env_lookup& env) {
+  if (auto h = env("SWARMCTL_HISTORY")) {
+    if (h->empty()) return std::nullopt;
+    return *h;
+  }
+  auto home = env("HOME");
+  if (!home || home->empty()) return std::nullopt;
+  return *home + "/.swarmctl_history";
+}
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool is_option(std::string_view w) { return w.size() > 2 && starts_with(w, "--"); }
+
+}  // namespace
+
+std::vector<std::string> completions(std::string_view before, std::string_view word,
+                                     const std::set<std::string>& hashes) {
+  std::vector<std::string> words;
+  try {
+    words = split_line(before);
+  } catch (const usage_error&) {
+    return {};  // inside an open quote: nothing sensible to offer
+  }
+  std::vector<std::string> positional;
+  for (const auto& w : words)
+    if (!is_option(w)) positional.push_back(w);
+
+  std::vector<std::string> out;
+  auto offer = [&](const std::string& candidate) {
+    if (starts_with(candidate, word)) out.push_back(candidate);
+  };
+  const command_spec* cmd = positional.empty() ? nullptr : find_command(positional[0]);
+
+  if (starts_with(word, "--")) {
+    const auto eq = word.find('=');
+    if (cmd != nullptr && eq != std::string_view::npos) {
+      const std::string name(word.substr(2, eq - 2));
+      for (const auto& f : cmd->flags)
+        if (f.name == name)
+          for (const auto& v : f.values) offer("--" + name + "=" + v);
+    } else {
+      offer("--json");
+      offer("--help");
+      if (cmd != nullptr)
+        for (const auto& f : cmd->flags) offer("--" + f.name + (f.takes_value ? "=" : ""));
+    }
+  } else if (positional.empty()) {
+    for (const auto& c : command_table()) offer(c.name);
+  } else if (cmd != nullptr && !cmd->kinds.empty()) {
+    const std::size_t index = positional.size() - 1;  // arguments before this word
+    if (index < cmd->max_args) {
+      const arg_kind kind = cmd->kinds[std::min(index, cmd->kinds.size() - 1)];
+      switch (kind) {
+        case arg_kind::hash:
+          for (const auto& h : hashes) offer(h);
+          break;
+        case arg_kind::policy:
+          for (const auto& p : policy_words()) offer(p);
+          break;
+        case arg_kind::start_stop:
+          offer("start");
+          offer("stop");
+          break;
+        case arg_kind::command:
+          for (const auto& c : command_table()) offer(c.name);
+          break;
+        case arg_kind::text:
+          break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+/// Runs one line; returns its exit code and whether the shell should end.
+std::pair<int, bool> run_line(session& s, const std::string& line) {
+  std::vector<std::string> words;
+  try {
+    words = split_line(line);
+  } catch (const usage_error& e) {
+    s.err << "swarmctl: " << e.what() << "\n";
+    return {exit_usage, false};
+  }
+  if (words.empty() || words[0].rfind('#', 0) == 0) return {exit_ok, false};
+  invocation inv;
+  try {
+    inv = parse_words(words, /*connection_options=*/false);
+  } catch (const usage_error& e) {
+    s.err << "swarmctl: " << e.what() << "\n";
+    return {exit_usage, false};
+  }
+  if (inv.command.empty()) {
+    if (inv.global.help) {
+      s.out << help_text();
+      return {exit_ok, false};
+    }
+    s.err << "swarmctl: no command on the line; `help` lists them\n";
+    return {exit_usage, false};
+  }
+  const int rc = run_invocation(inv, s);
+  const command_spec* c = find_command(inv.command);
+  const bool leave = rc == exit_ok && c != nullptr && c->name == "exit";
+  return {rc, leave};
+}
+
+// -- libedit glue ---------------------------------------------------------------
+// readline's completion hooks are plain C function pointers without a user
+// pointer: the session being completed is kept here while the editor runs.
+
+session* completing_session = nullptr;
+std::vector<std::string> candidates;
+
+char* candidate_generator(const char* /*text*/, int state) {
+  static std::size_t next = 0;
+  if (state == 0) next = 0;
+  if (next >= candidates.size()) return nullptr;
+  return ::strdup(candidates[next++].c_str());
+}
+
+char** complete_hook(const char* text, int start, int /*end*/) {
+  rl_attempted_completion_over = 1;  // never fall back to file names
+  if (completing_session == nullptr) return nullptr;
+  const std::string before(rl_line_buffer, static_cast<std::size_t>(std::max(start, 0)));
+  candidates = completions(before, text, completing_session->seen_hashes);
+  if (candidates.empty()) return nullptr;
+  return rl_completion_matches(text, candidate_generator);
+}
+
+/// Makes sure the history file exists with mode 0600 (commands name swarms
+/// and ban reasons; nobody else needs to read them).
+void prepare_history_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+}
+
+int interactive_loop(session& s) {
+  rl_readline_name = "swarmctl";
+  // Only blanks separate words, so "--sort=ra" completes as one word.
+  static char breaks[] = " \t\n";
+  rl_basic_word_break_characters = breaks;
+  rl_attempted_completion_function = complete_hook;
+  completing_session = &s;
+  const auto hist = history_file(s.env);
+  stifle_history(history_lines);
+  if (hist) {
+    prepare_history_file(*hist);
+    read_history(hist->c_str());
+  }
+  s.out << "swarmctl shell: `help` lists commands, Tab completes, `exit` or Ctrl-D leaves\n";
+  s.out.flush();
+  int last_failure = exit_ok;
+  for (;;) {
+    char* raw = readline("swarmctl> ");
+    if (raw == nullptr) {
+      s.out << "\n";
+      break;
+    }
+    std::string line(raw);
+    std::free(raw);
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    add_history(line.c_str());
+    if (hist) {
+      // Written after every line: a killed shell keeps what it had.
+      write_history(hist->c_str());
+      history_truncate_file(hist->c_str(), history_lines);
+    }
+    auto [rc, leave] = run_line(s, line);
+    s.out.flush();
+    s.err.flush();
+    if (rc != exit_ok) last_failure = rc;
+    if (leave) break;
+  }
+  completing_session = nullptr;
+  (void)last_failure;  // interactive: the status of one typo is not the session's
+  return exit_ok;
+}
+
+}  // namespace
+
+int run_shell(session& s, std::istream& in, bool interactive) {
+  s.in_shell = true;
+  if (interactive) return interactive_loop(s);
+  int last_failure = exit_ok;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    auto [rc, leave] = run_line(s, line);
+    s.out.flush();
+    s.err.flush();
+    if (rc != exit_ok) last_failure = rc;
+    if (leave) break;
+  }
+  return last_failure;
+}
+
+}  // namespace sk::swarmctl

@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""Three real swarmkeeper daemons on loopback form one tracker.
+
+    cluster_test.py --daemon build/bin/swarmkeeper [--host 127.0.0.1 ...]
+
+1. A and B start (A is the seed of both) and converge on two members.
+2. Peers of several torrents announce through A and B in turn; every node
+   returns every peer of each torrent (answers for a torrent another node
+   owns are forwarded), and one multi-hash scrape through one node counts
+   every torrent right (split by owner, merged).
+3. A process with the WRONG secret (a fourth daemon seeded with A) is
+   refused: it never becomes a member anywhere, and a TLS client without
+   the certificate cannot complete a handshake with the cluster port.
+4. C joins: the swarms it now owns move to it (migration with their whole
+   state) and every node still returns every peer. The UDP connection id
+   one node issued is accepted by another (the key is shared).
+5. B gets SIGTERM: it hands its swarms over and exits 0; nothing is lost.
+6. C gets SIGKILL: A notices within the connection timeout, keeps
+   answering, and C's peers come back from the replica A holds.
+
+With --hosts (one address per node, e.g. network namespaces), each node
+binds its own address instead of loopback; --wrap NODE_INDEX PREFIX runs
+node i's command under a prefix (e.g. "ip netns exec sk1"). Used by
+deploy/cluster-netns.sh.
+
+Only the standard library. Exit 0 on success, 1 with FAIL: lines.
+"""
+
+import argparse
+import os
+import random
+import re
+import signal
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+SECRET = "test-cluster-secret-0123456789"
+WRONG = "not-the-cluster-secret-987654321"
+
+
+def log(msg):
+    print("[cluster_test] %s" % msg, flush=True)
+
+
+def fail(msg, nodes=()):
+    print("FAIL: %s" % msg, flush=True)
+    for n in nodes:
+        print("--- log of %s ---\n%s" % (n.name, n.tail()), flush=True)
+    for n in nodes:
+        n.kill()
+    sys.exit(1)
+
+
+def free_port(host, kind=socket.SOCK_STREAM):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(fam, kind) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+# -- bencode (decode only) ---------------------------------------------------
+
+
+def bdecode(data, i=0):
+    c = data[i:i + 1]
+    if c == b"i":
+        j = data.index(b"e", i)
+        return int(data[i + 1:j]), j + 1
+    if c == b"l":
+        out, i = [], i + 1
+        while data[i:i + 1] != b"e":
+            v, i = bdecode(data, i)
+            out.append(v)
+        return out, i + 1
+    if c == b"d":
+        out, i = {}, i + 1
+        while data[i:i + 1] != b"e":
+            k, i = bdecode(data, i)
+            v, i = bdecode(data, i)
+            out[k] = v
+        return out, i + 1
+    j = data.index(b":", i)
+    n = int(data[i:j])
+    return data[j + 1:j + 1 + n], j + 1 + n
+
+
+class Node:
+    def __init__(self, args, name, host, secret, seeds, workdir, wrap=None):
+        self.name = name
+        self.host = host
+        if args.fixed_ports:
+            # Each node has its own namespace (and address): fixed ports.
+            self.http_port, self.udp_port, self.cluster_port = 6969, 6969, 7000
+        else:
+            self.http_port = free_port(host)
+            self.udp_port = free_port(host, socket.SOCK_DGRAM)
+            self.cluster_port = free_port(host)
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.secret = secret
+        self.seeds = seeds
+        self.args = args
+        self.wrap = wrap or []
+        self.proc = None
+
+    def start(self):
+        argv = self.wrap + [
+            self.args.daemon, "--bind=" + self.host, "--http-port=%d" % self.http_port,
+            "--udp-port=%d" % self.udp_port, "--node-name=" + self.name,
+            "--cluster-port=%d" % self.cluster_port, "--seeds=" + self.seeds,
+            "--cluster-secret=" + self.secret, "--cluster.bind=" + self.host,
+            "--cluster.heartbeat-interval=200ms", "--cluster.connection-timeout=1s",
+            "--cluster.replication-period=300ms", "--log-level=info",
+            "--shutdown.drain-timeout=2s"
+        ]
+        self.log_file = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(argv, stdout=self.log_file, stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                fail("%s exited at start (status %s)" % (self.name, self.proc.returncode), [self])
+            try:
+                with urllib.request.urlopen(self.url("/health"), timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        fail("%s did not answer /health" % self.name, [self])
+
+    def url(self, path):
+        h = "[%s]" % self.host if ":" in self.host else self.host
+        return "http://%s:%d%s" % (h, self.http_port, path)
+
+    def members(self):
+        """The last member list this node logged."""
+        last = None
+        for line in self.text().splitlines():
+            m = re.search(r"cluster: members now \[([^\]]*)\]", line)
+            if m:
+                last = sorted(x for x in m.group(1).split(",") if x)
+        return last
+
+    def text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def tail(self, n=40):
+        return "\n".join("    | " + l for l in self.text().splitlines()[-n:])
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def announce(self, info_hash, peer_port, left=100, event="started", numwant=200):
+        peer_id = b"-SK0001-" + struct.pack(">I", peer_port) + b"cluster!"
+        q = urllib.parse.urlencode({
+            "info_hash": info_hash, "peer_id": peer_id, "port": peer_port, "uploaded": 0,
+            "downloaded": 0, "left": left, "compact": 1, "numwant": numwant, "event": event
+        })
+        with urllib.request.urlopen(self.url("/announce?" + q), timeout=10) as r:
+            body = r.read()
+        d, _ = bdecode(body)
+        if b"failure reason" in d:
+            raise RuntimeError("failure: %r" % d[b"failure reason"])
+        peers = d.get(b"peers", b"")
+        return {struct.unpack(">H", peers[i + 4:i + 6])[0] for i in range(0, len(peers), 6)}
+
+    def scrape(self, hashes):
+        q = "&".join("info_hash=" + urllib.parse.quote_from_bytes(h) for h in hashes)
+        with urllib.request.urlopen(self.url("/scrape?" + q), timeout=10) as r:
+            d, _ = bdecode(r.read())
+        return d[b"files"]
+
+    def udp_connect(self):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(5)
+            s.sendto(struct.pack(">QII", 0x41727101980, 0, 1234), (self.host, self.udp_port))
+            data, _ = s.recvfrom(2048)
+        action, tid, cid = struct.unpack(">IIQ", data[:16])
+        assert action == 0 and tid == 1234
+        return cid
+
+    def udp_announce(self, cid, info_hash, port):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(5)
+            pkt = struct.pack(">QII20s20sQQQIIIiH", cid, 1, 99, info_hash,
+                              b"-SK0001-udpudpudp" + b"xyz", 0, 50, 0, 2, 0, 0, 200, port)
+            s.sendto(pkt, (self.host, self.udp_port))
+            data, _ = s.recvfrom(4096)
+        return struct.unpack(">I", data[:4])[0]
+
+
+def wait_for(what, cond, nodes, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if cond():
+                return
+        except (OSError, RuntimeError):
+            pass
+        time.sleep(0.05)
+    fail("timed out waiting for: " + what, nodes)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--hosts", default="127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.1",
+                    help="address of node a,b,c and of the rogue")
+    ap.add_argument("--fixed-ports", action="store_true",
+                    help="every node on ports 6969 (HTTP, UDP) and 7000 (cluster): one "
+                    "address per node, e.g. network namespaces")
+    ap.add_argument("--wrap", nargs=2, action="append", default=[],
+                    metavar=("INDEX", "PREFIX"), help="run node INDEX under PREFIX")
+    args = ap.parse_args()
+    hosts = args.hosts.split(",")
+    wraps = {int(i): p.split() for i, p in args.wrap}
+    work = tempfile.mkdtemp(prefix="sk-cluster-test-")
+    a = Node(args, "a", hosts[0], SECRET, "", work, wraps.get(0))
+    seed = "%s:%d" % (a.host, a.cluster_port)
+    a.seeds = seed
+    b = Node(args, "b", hosts[1], SECRET, seed, work, wraps.get(1))
+    c = Node(args, "c", hosts[2], SECRET, seed, work, wraps.get(2))
+    rogue = Node(args, "rogue", hosts[3], WRONG, seed, work, wraps.get(3))
+    nodes = [a, b, c, rogue]
+    try:
+        run(a, b, c, rogue, nodes)
+    finally:
+        for n in nodes:
+            n.kill()
+    log("PASS (logs in %s)" % work)
+
+
+def config_errors(daemon):
+    """Bad cluster options stop the daemon with status 2 and name the option
+    (the secret's value is never echoed)."""
+    cases = [
+        (["--cluster-port=7000"], "cluster.secret"),
+        (["--cluster-port=7000", "--cluster-secret=short-secret"], "cluster.secret"),
+        (["--cluster-port=70000"], "cluster.port"),
+        (["--cluster-port=7000", "--cluster-secret=" + SECRET, "--seeds=a:1,b"], "cluster.seeds"),
+        (["--cluster-port=7000", "--cluster-secret=" + SECRET, "--cluster.bind=nowhere"],
+         "cluster.bind"),
+        (["--cluster-port=7000", "--cluster.secret-file=/nonexistent/secret"],
+         "cluster.secret-file"),
+        (["--cluster-port=7000", "--cluster-secret=" + SECRET, "--cluster.bind=0.0.0.0"],
+         "cluster.advertise"),
+        (["--cluster-port=7000", "--cluster-secret=" + SECRET,
+          "--cluster.heartbeat-interval=1s", "--cluster.connection-timeout=1s"],
+         "cluster.connection-timeout"),
+    ]
+    for argv, option in cases:
+        r = subprocess.run([daemon] + argv, capture_output=True, text=True, timeout=20)
+        if r.returncode != 2 or option not in r.stderr or SECRET in r.stderr:
+            fail("%s: want exit 2 naming %s, got %d: %s" % (argv, option, r.returncode,
+                                                            r.stderr.strip()))
+    log("bad cluster options exit 2 naming the option")
+
+
+def run(a, b, c, rogue, nodes):
+    config_errors(a.args.daemon)
+    a.start()
+    b.start()
+    wait_for("a and b converge", lambda: a.members() == ["a", "b"] and b.members() == ["a", "b"],
+             nodes)
+    log("a and b are one cluster")
+
+    rnd = random.Random(1)
+    torrents = [bytes(rnd.getrandbits(8) for _ in range(20)) for _ in range(8)]
+    peers = {t: set() for t in torrents}
+    port = 20000
+    for t in torrents:
+        for i in range(6):
+            node = [a, b][i % 2]
+            node.announce(t, port)
+            peers[t].add(port)
+            port += 1
+
+    checker = [40000]  # a fresh peer per check: a repeat would be "too often"
+
+    def all_peers_everywhere(live, tag):
+        for t in torrents:
+            for n in live:
+                checker[0] += 1
+                got = n.announce(t, checker[0], left=5)
+                missing = peers[t] - got
+                if missing:
+                    fail("%s: %s misses peers %s of torrent %s" %
+                         (tag, n.name, sorted(missing), t.hex()), nodes)
+        files = live[0].scrape(torrents)
+        for t in torrents:
+            f = files.get(t)
+            if f is None or f[b"incomplete"] < len(peers[t]):
+                fail("%s: scrape through %s counts %r for %s (want >= %d)" %
+                     (tag, live[0].name, f, t.hex(), len(peers[t])), nodes)
+
+    all_peers_everywhere([a, b], "two nodes")
+    log("every node returns every peer; the multi-hash scrape is complete")
+
+    # -- wrong secret -----------------------------------------------------------
+    rogue.start()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    refused = False
+    try:
+        with socket.create_connection((a.host, a.cluster_port), timeout=5) as raw:
+            with ctx.wrap_socket(raw) as tls:
+                tls.sendall(b"\0" * 64)
+                refused = tls.recv(64) == b""
+    except (ssl.SSLError, OSError):
+        refused = True
+    if not refused:
+        fail("a TLS client without the cluster certificate got through", nodes)
+    # The rogue dials a every reconnect period; give it a few attempts.
+    wait_for("the rogue to have tried",
+             lambda: rogue.text().count("listening on") >= 1, nodes)
+    time.sleep(2.0)
+    if a.members() != ["a", "b"] or b.members() != ["a", "b"]:
+        fail("the wrong-secret process joined: %s / %s" % (a.members(), b.members()), nodes)
+    if rogue.members() != ["rogue"] or "connected to" in rogue.text():
+        fail("the wrong-secret process sees members: %s" % rogue.members(), nodes)
+    if "connected to rogue" in a.text() + b.text():
+        fail("a member connected to the wrong-secret process", nodes)
+    rogue.kill()
+    log("a process with the wrong secret is refused")
+
+    # -- join: migration --------------------------------------------------------
+    c.start()
+    three = ["a", "b", "c"]
+    wait_for("a, b, c converge", lambda: all(n.members() == three for n in (a, b, c)), nodes)
+    wait_for("swarms handed to c",
+             lambda: "handed to c" in a.text() + b.text(), nodes)
+    all_peers_everywhere([a, b, c], "after c joined")
+    log("c joined, its swarms moved to it, no peer lost")
+
+    # The connection-id key is shared: connect on a, announce on c.
+    cid = a.udp_connect()
+    action = c.udp_announce(cid, torrents[0], 30000)
+    if action != 1:
+        fail("a connection id from a was refused by c (action %d)" % action, nodes)
+    peers[torrents[0]].add(30000)
+    log("a UDP connection id issued by a is accepted by c")
+
+    # -- SIGTERM: graceful leave ----------------------------------------------
+    b.proc.send_signal(signal.SIGTERM)
+    try:
+        status = b.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        fail("b did not exit after SIGTERM", nodes)
+    if status != 0:
+        fail("b exited with %d after SIGTERM" % status, nodes)
+    if not re.search(r"handed \d+ swarms over before leaving", b.text()):
+        fail("b did not report its handoff", nodes)
+    wait_for("a and c drop b", lambda: a.members() == ["a", "c"] and c.members() == ["a", "c"],
+             nodes)
+    all_peers_everywhere([a, c], "after b left")
+    log("b left on SIGTERM, nothing lost")
+
+    # -- SIGKILL: crash, replicas ---------------------------------------------
+    moved_to_c = (a.text() + b.text()).count("handed to c")
+    # Replicas are sent every replication period (300 ms): wait a few.
+    time.sleep(1.5)
+    c.kill(signal.SIGKILL)
+    wait_for("a drops c", lambda: a.members() == ["a"], nodes, timeout=20)
+    all_peers_everywhere([a], "after c was killed")
+    if "took over" not in a.text():
+        fail("a did not take over c's swarms from replicas", nodes)
+    log("c was killed; a answers and c's peers came back from the replicas "
+        "(%d swarms had moved to c)" % moved_to_c)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+// Swarm snapshots (migration, replication): the state survives a trip
+// through CAF's binary serialization into a new core; merging keeps the
+// newer entry; and the TLS identity derived from the secret.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <caf/all.hpp>
+
+#include "actors/cluster/cluster_messages.hpp"
+#include "actors/cluster/secret.hpp"
+#include "actors/cluster/snapshot.hpp"
+#include "actors/swarm_actor.hpp"
+#include "actors/swarm_core.hpp"
+
+namespace sk::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+
+info_hash hash_of(std::uint8_t b) {
+  info_hash h;
+  h.bytes.fill(b);
+  return h;
+}
+
+peer_id peer_of(std::uint32_t i) {
+  peer_id p;
+  for (std::size_t k = 0; k < 4; ++k) p.bytes[k] = static_cast<std::uint8_t>(i >> (8 * k));
+  p.bytes[19] = 0x77;
+  return p;
+}
+
+swarm_announce announce_of(const info_hash& h, std::uint32_t i, std::uint64_t left,
+                           announce_event ev = announce_event::started) {
+  swarm_announce a;
+  a.request.hash = h;
+  a.request.id = peer_of(i);
+  a.request.port = static_cast<std::uint16_t>(6000 + i);
+  a.request.left = left;
+  a.request.event = ev;
+  a.request.compact = true;
+  a.peer.ip = ip_address::make_v4(0x0a000000u + i);
+  a.peer.port = a.request.port;
+  return a;
+}
+
+class SnapshotTest : public ::testing::Test {
+ protected:
+  SnapshotTest() {
+    cfg_.set("scheduler.policy", caf::atom("testing"));
+    register_message_types(cfg_);
+    register_types(cfg_);
+    sys_ = std::make_unique<caf::actor_system>(cfg_);
+  }
+  swarm_snapshot round_trip(const swarm_snapshot& s) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{*sys_, buf};
+    auto msg = caf::make_message(caf::migrate_atom::value, caf::put_atom::value, s);
+    EXPECT_FALSE(sink(msg));
+    caf::message out;
+    caf::binary_deserializer source{*sys_, buf};
+    EXPECT_FALSE(source(out));
+    EXPECT_TRUE((out.match_elements<caf::migrate_atom, caf::put_atom, swarm_snapshot>()));
+    return out.get_as<swarm_snapshot>(2);
+  }
+  caf::actor_system_config cfg_;
+  std::unique_ptr<caf::actor_system> sys_;
+  swarm_config swarm_cfg_;
+};
+
+TEST_F(SnapshotTest, WholeStateSurvivesTheWire) {
+  const auto h = hash_of(0xab);
+  swarm_core core(h, swarm_cfg_, 42);
+  const health_time t0 = health_time{} + 10h;
+  announce_result res;
+  for (std::uint32_t i = 0; i < 50; ++i) {
+    reset_result(res);
+    ASSERT_TRUE(core.announce(announce_of(h, i, i % 5 == 0 ? 0 : 1000 + i), t0 + i * 1s, res));
+  }
+  reset_result(res);
+  ASSERT_TRUE(core.announce(announce_of(h, 7, 0, announce_event::completed), t0 + 60s, res));
+  swarm_knobs k = core.knobs();
+  k.seeder_warning = true;
+  ASSERT_TRUE(core.set_knobs(k));
+  remediation_record rec;
+  rec.action = "apply";
+  rec.strategy = "seeder-appeal";
+  core.record(rec);
+  const auto before = core.scrape();
+
+  const health_time taken = t0 + 100s;
+  const auto snap = round_trip(take_snapshot(core, taken));
+  ASSERT_EQ(snap.peers.size(), 50u);
+
+  // A different machine: another clock origin.
+  const health_time there = health_time{} + 500h;
+  auto copy = restore_snapshot(snap, swarm_cfg_, there);
+  EXPECT_EQ(copy->hash(), h);
+  EXPECT_EQ(copy->table().size(), core.table().size());
+  EXPECT_EQ(copy->scrape().complete, before.complete);
+  EXPECT_EQ(copy->scrape().incomplete, before.incomplete);
+  EXPECT_EQ(copy->scrape().downloaded, before.downloaded);
+  EXPECT_EQ(copy->counters().announces, core.counters().announces);
+  EXPECT_TRUE(copy->knobs().seeder_warning);
+  ASSERT_EQ(copy->history().size(), 1u);
+  EXPECT_EQ(copy->history().front().strategy, "seeder-appeal");
+  EXPECT_TRUE(copy->check_invariants());
+  // Every peer, with its traits and its age.
+  core.table().for_each([&](const peer_key& key, const endpoint& ep, bool seeder,
+                            const peer_traits& t) {
+    const peer_traits* c = copy->table().traits(key);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(copy->table().is_seeder(key), seeder);
+    EXPECT_EQ(c->left, t.left);
+    EXPECT_EQ(c->announces, t.announces);
+    EXPECT_EQ(there - c->last_announce, taken - t.last_announce);
+    endpoint e;
+    ASSERT_TRUE(copy->table().find(key, e));
+    EXPECT_EQ(e, ep);
+  });
+}
+
+TEST_F(SnapshotTest, MergeKeepsNewerLocalPeersAndAddsCounts) {
+  const auto h = hash_of(0x11);
+  const health_time t0 = health_time{} + 10h;
+  swarm_core old_owner(h, swarm_cfg_, 1);
+  announce_result res;
+  for (std::uint32_t i = 0; i < 10; ++i) {
+    reset_result(res);
+    old_owner.announce(announce_of(h, i, 500), t0, res);
+  }
+  // Requests reached the new owner before the snapshot: peer 3 announced
+  // there again (left went down), and peer 100 is new.
+  swarm_core fresh(h, swarm_cfg_, 2);
+  reset_result(res);
+  fresh.announce(announce_of(h, 3, 100), t0 + 5s, res);
+  reset_result(res);
+  fresh.announce(announce_of(h, 100, 100), t0 + 5s, res);
+  merge_snapshot(fresh, round_trip(take_snapshot(old_owner, t0 + 5s)), t0 + 5s);
+  EXPECT_EQ(fresh.table().size(), 11u);
+  EXPECT_EQ(fresh.table().traits(peer_key{peer_of(3), announce_of(h, 3, 0).peer.ip})->left, 100u);
+  EXPECT_EQ(fresh.counters().announces, 12u);
+  EXPECT_TRUE(fresh.check_invariants());
+  // Another hash's snapshot changes nothing.
+  swarm_core other(hash_of(0x22), swarm_cfg_, 3);
+  merge_snapshot(other, take_snapshot(old_owner, t0), t0);
+  EXPECT_EQ(other.table().size(), 0u);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(TlsIdentity, SameSecretSameCertificateOtherSecretOther) {
+  const auto a = write_tls_identity("correct horse battery staple");
+  const auto b = write_tls_identity("correct horse battery staple");
+  const auto c = write_tls_identity("another secret, 16+ bytes");
+  EXPECT_NE(a.dir, b.dir);
+  EXPECT_EQ(read_all(a.cert_file), read_all(b.cert_file));
+  EXPECT_EQ(read_all(a.key_file), read_all(b.key_file));
+  EXPECT_NE(read_all(a.cert_file), read_all(c.cert_file));
+  EXPECT_NE(read_all(a.cert_file).find("BEGIN CERTIFICATE"), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(::stat(a.dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(a.key_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  for (const auto& id : {a, b, c}) remove_tls_identity(id);
+  EXPECT_NE(::stat(a.dir.c_str(), &st), 0);
+}
+
+TEST(TlsIdentity, ConnectionIdKeyIsDerivedAndDiffers) {
+  const auto k = derive_connection_id_key("correct horse battery staple");
+  EXPECT_EQ(k.size(), 32u);
+  EXPECT_EQ(k, derive_connection_id_key("correct horse battery staple"));
+  EXPECT_NE(k, derive_connection_id_key("correct horse battery stapl3"));
+}
+
+}  // namespace
+}  // namespace sk::cluster

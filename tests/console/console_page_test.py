@@ -1,0 +1,517 @@
+#!/usr/bin/python3
+"""The web console in a real browser against the real daemon.
+
+    console_page_test.py --daemon build/bin/swarmkeeper
+
+1. Starts the daemon on free loopback ports with an admin port and token and
+   health evaluated every second (--health.tick=1s).
+2. Creates three swarms with real HTTP announces: one healthy (a seeder and a
+   leecher), one degraded (1 seeder, 11 leechers: few seeders; it is big
+   enough to get a remediation actor) and one critical (leechers only: no
+   seeders). One leecher of the critical swarm announces the peer_id
+   `<img src=x id=pwned>`: markup, if the page ever put API text into HTML.
+3. Drives /console/ in headless Chromium through Selenium (chromedriver) and
+   checks, each time against what the API itself answers:
+   the redirect from /, the token form, the counts by health, the unhealthy
+   list (health, reasons, sizes, policy, remediation), one swarm's detail
+   (health, reasons, policy, interval, peers, remediation history), that the
+   hostile peer_id is shown as text and created no element, a live update
+   without reload (a new announce shows up), no browser console errors (CSP
+   violations included), the `#token=` fragment being taken and removed from
+   the address bar, the banner for a refused token, and the banner once the
+   daemon is gone.
+
+Every wait polls a condition with a deadline; nothing sleeps a fixed time.
+Exit status 0 on success, 1 with a "FAIL:" line otherwise. A missing
+Chromium, chromedriver or Selenium is a failure, never a skip.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+TOKEN = "console-page-token-0123456789"
+WAIT = 30.0          # generous: a loaded 2-core CI machine
+XSS_PEER_ID = b"<img src=x id=pwned>"
+assert len(XSS_PEER_ID) == 20
+
+started = time.monotonic()
+
+
+def log(msg):
+    print("[console_page %5.1fs] %s" % (time.monotonic() - started, msg), flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+except ImportError as e:
+    print("FAIL: cannot import selenium (%s); install python3-selenium "
+          "(deploy/install-deps.sh)" % e, flush=True)
+    sys.exit(1)
+
+
+# -- the daemon -----------------------------------------------------------------
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(url, headers=None, timeout=5):
+    """(status, body bytes); status 0 when nothing answered."""
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except (urllib.error.URLError, OSError):
+        return 0, b""
+
+
+class Daemon:
+    def __init__(self, binary, workdir):
+        self.binary = binary
+        self.log_path = os.path.join(workdir, "daemon.log")
+        self.proc = None
+
+    def start(self):
+        for attempt in range(3):
+            self.http_port = free_port()
+            self.admin_port = free_port()
+            udp_port = free_udp_port()
+            argv = [self.binary, "--bind=127.0.0.1", "--http-port=%d" % self.http_port,
+                    "--udp-port=%d" % udp_port, "--admin-port=%d" % self.admin_port,
+                    "--admin-token=" + TOKEN, "--health.tick=1s", "--log-level=warn"]
+            with open(self.log_path, "ab") as out:
+                self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL)
+            deadline = time.monotonic() + WAIT
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break       # e.g. a port taken between probe and bind: retry
+                if self.api_status("/api/node") == 200:
+                    return
+                time.sleep(0.05)  # poll interval
+            self.stop()
+            log("daemon start attempt %d failed" % (attempt + 1))
+        raise Failure("the daemon did not start:\n" + self.log_tail())
+
+    def api_status(self, path):
+        return http("http://127.0.0.1:%d%s" % (self.admin_port, path),
+                    {"Authorization": "Bearer " + TOKEN})[0]
+
+    def api(self, path):
+        status, body = http("http://127.0.0.1:%d%s" % (self.admin_port, path),
+                            {"Authorization": "Bearer " + TOKEN})
+        check(status == 200, "API %s answered %d: %r" % (path, status, body[:300]))
+        return json.loads(body)
+
+    def announce(self, info_hash, peer_id, port, left):
+        q = "info_hash=%s&peer_id=%s&port=%d&uploaded=0&downloaded=0&left=%d&compact=1" % (
+            urllib.parse.quote_from_bytes(info_hash, safe=""),
+            urllib.parse.quote_from_bytes(peer_id, safe=""), port, left)
+        status, body = http("http://127.0.0.1:%d/announce?%s" % (self.http_port, q))
+        check(status == 200 and b"failure reason" not in body,
+              "announce answered %d: %r" % (status, body[:200]))
+
+    def stop(self):
+        """SIGTERM; returns the exit status (None if it had to be killed)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+    def log_tail(self, lines=30):
+        try:
+            with open(self.log_path, "rb") as f:
+                text = f.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return "\n".join("    | " + line for line in text[-lines:]) or "    | (empty)"
+
+
+def ih(label):
+    return hashlib.sha1(label.encode()).digest()
+
+
+def peer(label):
+    """An Azureus-style qBittorrent 4.5.2 peer_id: "-qB4520-" + 12 bytes."""
+    return b"-qB4520-" + hashlib.sha1(label.encode()).hexdigest()[:12].encode()
+
+
+def peer_id_text(hex_id):
+    """The console's rendering of a peer_id (see peerIdText in console.js)."""
+    out = []
+    for b in bytes.fromhex(hex_id):
+        if b == 0x5C:
+            out.append("\\\\")
+        elif 0x20 <= b < 0x7F:
+            out.append(chr(b))
+        else:
+            out.append("\\x%02x" % b)
+    return "".join(out)
+
+
+# -- waiting ----------------------------------------------------------------------
+
+def wait_for(what, probe, timeout=WAIT):
+    """Polls probe() until it returns None (done); fails with its last answer
+    (a description of what still differs) after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            last = probe()
+        except WebDriverException as e:     # e.g. a row replaced while read
+            last = "browser: %s" % str(e).splitlines()[0]
+        if last is None:
+            return
+        if time.monotonic() > deadline:
+            raise Failure("%s: still %s after %.0f s" % (what, last, timeout))
+        time.sleep(0.2)  # poll interval
+
+
+# -- reading the page ---------------------------------------------------------------
+
+READ_TABLE = """
+return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).map(tr => ({
+  hash: tr.dataset.hash || null,
+  cells: Array.from(tr.cells).map(td => td.textContent),
+  tags: Array.from(tr.cells).map(td => Array.from(td.querySelectorAll('.tag'))
+                                          .map(s => s.textContent)),
+}));
+"""
+
+
+def table(driver, selector):
+    return driver.execute_script(READ_TABLE, selector)
+
+
+def text(driver, element_id):
+    return driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return e ? e.textContent : null;",
+        element_id)
+
+
+def visible(driver, element_id):
+    return driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return !!e && !e.hidden;", element_id)
+
+
+def api_counts(d):
+    return {h: d.api("/api/swarms?health=%s&limit=0" % h)["total"]
+            for h in ("healthy", "degraded", "critical", "unevaluated")}
+
+
+def page_counts(driver):
+    return {h: text(driver, "count-" + h) for h in ("healthy", "degraded", "critical",
+                                                     "unevaluated")}
+
+
+def compare_counts(driver, d, expected):
+    api = api_counts(d)
+    if api != expected:
+        return "API counts %s, expected %s" % (api, expected)
+    page = page_counts(driver)
+    want = {h: str(n) for h, n in api.items()}
+    if page != want:
+        return "page counts %s, API %s" % (page, want)
+    if text(driver, "count-total") != str(sum(api.values())):
+        return "page total %s, API %d" % (text(driver, "count-total"), sum(api.values()))
+    return None
+
+
+def compare_unhealthy(driver, d):
+    api = d.api("/api/swarms?health=unhealthy&sort=size&limit=100")
+    active = {r["hash"]: r for r in d.api("/api/remediations")["active"]}
+    want = []
+    for s in api["swarms"]:
+        want.append({"hash": s["hash"], "health": s["health"], "reasons": s["reasons"],
+                     "peers": str(s["peers"]), "seeders": str(s["seeders"]),
+                     "leechers": str(s["leechers"]), "policy": s["policy"],
+                     "remediation": s["hash"] in active})
+    got = []
+    for row in table(driver, "#unhealthy-table"):
+        c = row["cells"]
+        got.append({"hash": row["hash"], "health": c[1], "reasons": row["tags"][2],
+                    "peers": c[3], "seeders": c[4], "leechers": c[5], "policy": c[7],
+                    "remediation": c[8].startswith("running")})
+        if c[0] != row["hash"]:
+            return "row shows hash %r but selects %r" % (c[0], row["hash"])
+    if got != want:
+        return "page rows %s, API %s" % (got, want)
+    return None
+
+
+def compare_detail(driver, d, hash_hex):
+    s = d.api("/api/swarms/" + hash_hex)
+    if text(driver, "detail-hash") != hash_hex:
+        return "detail shows %r" % text(driver, "detail-hash")
+    h = s["health_detail"]
+    reasons = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#detail-reasons .tag'))"
+        ".map(e => e.textContent);")
+    got = {"state": text(driver, "detail-state"), "reasons": reasons,
+           "policy": text(driver, "detail-policy"),
+           "roles": text(driver, "detail-roles")}
+    want = {"state": h["state"], "reasons": h["reasons"], "policy": s["knobs"]["policy"],
+            "roles": "%d / %d" % (s["seeders"], s["leechers"])}
+    if got != want:
+        return "detail %s, API %s" % (got, want)
+    iv = s["interval"]
+    interval = text(driver, "detail-interval")
+    want_iv = "%d s (base %d s, min %d s" % (iv["scaled_seconds"], iv["base_seconds"],
+                                              iv["min_seconds"])
+    if not interval.startswith(want_iv):
+        return "interval %r, API %r" % (interval, want_iv)
+    rows = table(driver, "#peers-table")
+    got_peers = sorted((r["cells"][0], r["cells"][1], r["cells"][2], r["cells"][3])
+                       for r in rows)
+    want_peers = sorted(("%s:%d" % (p["address"], p["port"]), peer_id_text(p["peer_id"]),
+                         p["client"], "seeder" if p["seeder"] else "leecher")
+                        for p in s["peers_listed"])
+    if got_peers != want_peers:
+        return "peers %s, API %s" % (got_peers, want_peers)
+    history = table(driver, "#history-table")
+    got_hist = [(r["cells"][1], r["cells"][2], r["cells"][3]) for r in history]
+    want_hist = [(r["action"], r["strategy"], r["reason"])
+                 for r in reversed(s["remediation_history"])]
+    if got_hist != want_hist:
+        return "remediation history %s, API %s" % (got_hist, want_hist)
+    return None
+
+
+def severe_logs(driver):
+    """Browser console errors (JS exceptions, CSP violations, failed loads)."""
+    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+# -- the test -------------------------------------------------------------------------
+
+def run(args, workdir):
+    for path in (CHROMIUM, CHROMEDRIVER):
+        check(os.access(path, os.X_OK),
+              "%s is missing: install chromium and chromium-driver (deploy/install-deps.sh)"
+              % path)
+    d = Daemon(args.daemon, workdir)
+    d.start()
+    driver = None
+    try:
+        healthy, degraded, critical = ih("console-healthy"), ih("console-degraded"), \
+            ih("console-critical")
+        d.announce(healthy, peer("h-seed"), 7001, 0)
+        d.announce(healthy, peer("h-leech"), 7002, 5000)
+        d.announce(degraded, peer("d-seed"), 7100, 0)
+        for i in range(11):
+            d.announce(degraded, peer("d-leech-%d" % i), 7101 + i, 4000 + i)
+        d.announce(critical, peer("c-leech"), 7201, 9000)
+        d.announce(critical, XSS_PEER_ID, 7202, 8000)
+        hh, dh, ch = healthy.hex(), degraded.hex(), critical.hex()
+        expected = {"healthy": 1, "degraded": 1, "critical": 1, "unevaluated": 0}
+
+        def evaluated():
+            got = {h: d.api("/api/swarms/" + h)["health"] for h in (hh, dh, ch)}
+            want = {hh: "healthy", dh: "degraded", ch: "critical"}
+            return None if got == want else "health %s" % got
+        wait_for("swarms evaluated by the daemon", evaluated)
+        log("daemon up (admin port %d), swarms evaluated" % d.admin_port)
+
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = CHROMIUM
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                  "--window-size=1400,1000", "--user-data-dir=" + os.path.join(workdir, "chrome")):
+            opts.add_argument(a)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+        driver.set_page_load_timeout(WAIT)
+        driver.set_script_timeout(WAIT)
+        log("browser up: %s" % driver.capabilities.get("browserVersion"))
+        base = "http://127.0.0.1:%d" % d.admin_port
+
+        # / redirects to the page, which asks for the token (nothing stored).
+        driver.get(base + "/")
+        check(driver.current_url == base + "/console/", "/ led to %s" % driver.current_url)
+        wait_for("token form", lambda: None if visible(driver, "login") else "login hidden")
+        check(not visible(driver, "dashboard"), "dashboard shown before a token was given")
+        driver.find_element(By.ID, "token-input").send_keys(TOKEN)
+        driver.find_element(By.ID, "token-submit").click()
+        wait_for("dashboard", lambda: None if visible(driver, "dashboard") else
+                 "hidden; banner %r" % text(driver, "error-banner"))
+        check(driver.execute_script("return sessionStorage.getItem('swarmkeeper.admin-token')")
+              == TOKEN, "token not kept in sessionStorage")
+        check("token" not in driver.current_url, "token in the URL: %s" % driver.current_url)
+
+        # Counts by health, the unhealthy list and the node row.
+        wait_for("counts by health match the API", lambda: compare_counts(driver, d, expected))
+        wait_for("unhealthy list matches the API", lambda: compare_unhealthy(driver, d))
+        hashes = sorted(r["hash"] for r in table(driver, "#unhealthy-table"))
+        check(hashes == sorted([dh, ch]), "unhealthy rows %s" % hashes)
+        node = d.api("/api/node")
+        nodes = table(driver, "#nodes-table")
+        check(len(nodes) == 1 and nodes[0]["cells"][0] == node["node"] and
+              nodes[0]["cells"][1] == node["version"], "node row %s, API %s %s" % (
+                  nodes, node["node"], node["version"]))
+        log("counts, unhealthy list and node row match the API")
+
+        # One swarm's detail: click the critical swarm's row.
+        driver.find_element(By.CSS_SELECTOR, "#unhealthy-table tr[data-hash='%s']" % ch).click()
+        wait_for("detail of the critical swarm", lambda: compare_detail(driver, d, ch))
+        # The degraded one has a remediation actor: its history shows too.
+        driver.find_element(By.CSS_SELECTOR, "#unhealthy-table tr[data-hash='%s']" % dh).click()
+        wait_for("detail of the degraded swarm", lambda: compare_detail(driver, d, dh))
+        driver.find_element(By.CSS_SELECTOR, "#unhealthy-table tr[data-hash='%s']" % ch).click()
+        wait_for("detail of the critical swarm again", lambda: compare_detail(driver, d, ch))
+        log("swarm detail matches the API")
+
+        # The hostile peer_id is text, not markup.
+        ids = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#peers-table td.peer-id'))"
+            ".map(td => [td.textContent, td.childElementCount]);")
+        check([XSS_PEER_ID.decode(), 0] in ids, "peer_id cells %s" % ids)
+        check(driver.execute_script("return document.getElementById('pwned') === null && "
+                                    "document.getElementsByTagName('img').length === 0;"),
+              "the peer_id became an element")
+        log("hostile peer_id shown as text")
+
+        # Live update: a new leecher shows up without a reload.
+        driver.execute_script("window.consoleTestMarker = 42;")
+        d.announce(critical, peer("c-late"), 7203, 7000)
+
+        def grown():
+            row = [r for r in table(driver, "#unhealthy-table") if r["hash"] == ch]
+            if not row or row[0]["cells"][3] != "3":
+                return "unhealthy row %s" % row
+            if len(table(driver, "#peers-table")) != 3:
+                return "%d peer rows" % len(table(driver, "#peers-table"))
+            return None
+        wait_for("new peer shown live", grown)
+        wait_for("detail after the update matches the API", lambda: compare_detail(driver, d, ch))
+        check(driver.execute_script("return window.consoleTestMarker") == 42, "page reloaded")
+        check(text(driver, "last-updated") != "never", "no 'last updated' time")
+        logs = severe_logs(driver)
+        check(not logs, "browser console errors: %s" % logs)
+        log("live update seen, no console errors")
+
+        # #token= is taken and removed from the address bar.
+        driver.execute_script("sessionStorage.clear();")
+        driver.get("about:blank")
+        driver.get(base + "/console/#token=" + urllib.parse.quote(TOKEN))
+        wait_for("dashboard from the #token fragment", lambda: None
+                 if visible(driver, "dashboard") else "hidden; url %s" % driver.current_url)
+        check(driver.current_url == base + "/console/",
+              "token left in the address bar: %s" % driver.current_url)
+
+        # A wrong token: the banner says so and the form comes back.
+        driver.find_element(By.ID, "forget-token").click()
+        wait_for("token form again", lambda: None if visible(driver, "login") else "login hidden")
+        driver.find_element(By.ID, "token-input").send_keys("wrong-token-" + "x" * 20)
+        driver.find_element(By.ID, "token-submit").click()
+
+        def refused():
+            banner = text(driver, "error-banner") or ""
+            if not visible(driver, "error-banner") or "refused" not in banner or "401" not in banner:
+                return "banner %r (visible %s)" % (banner, visible(driver, "error-banner"))
+            if visible(driver, "dashboard") or not visible(driver, "login"):
+                return "dashboard still shown"
+            return None
+        wait_for("banner for a refused token", refused)
+        check(driver.execute_script("return sessionStorage.getItem('swarmkeeper.admin-token')")
+              is None, "a refused token stays stored")
+        log("refused token: banner %r" % text(driver, "error-banner"))
+
+        # The right token clears the banner; then the daemon goes away.
+        driver.find_element(By.ID, "token-input").send_keys(TOKEN)
+        driver.find_element(By.ID, "token-submit").click()
+        wait_for("dashboard again", lambda: None if visible(driver, "dashboard") and
+                 not visible(driver, "error-banner") else "banner %r" %
+                 text(driver, "error-banner"))
+        wait_for("counts again", lambda: compare_counts(driver, d, expected))
+        status = d.stop()
+        check(status == 0, "daemon exit status %s" % status)
+
+        def unreachable():
+            banner = text(driver, "error-banner") or ""
+            if not visible(driver, "error-banner") or "Cannot reach the daemon" not in banner:
+                return "banner %r" % banner
+            return None
+        wait_for("banner for an unreachable daemon", unreachable)
+        check(visible(driver, "dashboard") and text(driver, "count-critical") == "1",
+              "the last data should stay visible")
+        log("unreachable daemon: banner %r" % text(driver, "error-banner"))
+    except Failure:
+        if driver is not None:
+            try:
+                log("page text:\n" + driver.execute_script("return document.body.innerText;"))
+                log("browser log: %s" % driver.get_log("browser"))
+            except WebDriverException:
+                pass
+        raise
+    finally:
+        if driver is not None:
+            driver.quit()
+        d.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--daemon", required=True, help="the swarmkeeper binary")
+    args = ap.parse_args()
+    workdir = tempfile.mkdtemp(prefix="sk-console-")
+    daemon_log = os.path.join(workdir, "daemon.log")
+    try:
+        run(args, workdir)
+    except (Failure, WebDriverException) as e:
+        print("FAIL: %s" % e, flush=True)
+        try:
+            with open(daemon_log, "rb") as f:
+                print("daemon log:\n" + f.read().decode("utf-8", "replace")[-3000:], flush=True)
+        except OSError:
+            pass
+        return 1
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    log("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+// swarmctl's command table: the request each command sends, client-side
+// checks (exit 2 before anything is sent), help, and shell completion.
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "app/swarmctl/commands.hpp"
+#include "app/swarmctl/shell.hpp"
+
+namespace sk::swarmctl {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string hash = "0123456789abcdef0123456789abcdef01234567";
+const std::string upper = "0123456789ABCDEF0123456789ABCDEF01234567";
+
+http_request req(const std::vector<std::string>& words) { return build_request(parse_words(words)); }
+
+void expect(const std::vector<std::string>& words, const std::string& method,
+            const std::string& target, const json& body = nullptr) {
+  SCOPED_TRACE(words.empty() ? "" : words[0]);
+  auto r = req(words);
+  EXPECT_EQ(r.method, method);
+  EXPECT_EQ(r.target, target);
+  if (body.is_null()) {
+    EXPECT_EQ(r.body, "");
+  } else {
+    EXPECT_EQ(json::parse(r.body), body);
+  }
+}
+
+TEST(BuildRequest, EveryApiCommand) {
+  expect({"node"}, "GET", "/api/node");
+  expect({"node", "--config"}, "GET", "/api/node");
+  expect({"swarms"}, "GET", "/api/swarms");
+  expect({"swarms", "--unhealthy", "--sort=rate", "--limit=5", "--offset=10"}, "GET",
+         "/api/swarms?health=unhealthy&sort=rate&limit=5&offset=10");
+  expect({"swarms", "--health=critical"}, "GET", "/api/swarms?health=critical");
+  expect({"swarm", upper}, "GET", "/api/swarms/" + hash);
+  expect({"remediations"}, "GET", "/api/remediations");
+  expect({"events"}, "GET", "/api/events");
+  expect({"policy", hash, "role-aware"}, "POST", "/api/swarms/" + hash + "/policy",
+         {{"policy", "role-aware"}});
+  expect({"restart", hash}, "POST", "/api/swarms/" + hash + "/restart");
+  expect({"remediate", hash, "start"}, "POST", "/api/swarms/" + hash + "/remediation/start");
+  expect({"remediate", hash, "stop"}, "POST", "/api/swarms/" + hash + "/remediation/stop");
+  expect({"bans"}, "GET", "/api/bans");
+  expect({"ban", "-XX0001-", "fake", "completions"}, "POST", "/api/bans",
+         {{"prefix", "-XX0001-"}, {"reason", "fake completions"}});
+  expect({"unban", "-X/ %"}, "DELETE", "/api/bans/-X%2F%20%25");
+  expect({"access"}, "GET", "/api/access");
+  expect({"allow", hash}, "POST", "/api/access/" + hash + "/allow");
+  expect({"deny", hash}, "POST", "/api/access/" + hash + "/deny");
+  expect({"reload"}, "POST", "/api/access/reload");
+  expect({"metrics"}, "GET", "/metrics");
+}
+
+TEST(BuildRequest, ClientSideChecks) {
+  const std::vector<std::vector<std::string>> bad{
+      {"nosuch"},
+      {"swarm"},
+      {"swarm", "abc"},
+      {"swarm", hash, "extra"},
+      {"restart", hash + "0"},
+      {"policy", hash},
+      {"policy", "xyz", "random"},
+      {"remediate", hash, "pause"},
+      {"ban", "-XX"},
+      {"ban", "", "reason"},
+      {"allow", "zz"},
+      {"swarms", "--health=sick"},
+      {"swarms", "--unhealthy", "--health=healthy"},
+      {"swarms", "--sort=name"},
+      {"swarms", "--limit=-1"},
+      {"swarms", "--limit"},
+      {"swarms", "--limit="},
+      {"swarms", "--unhealthy=yes"},
+      {"swarms", "--bogus"},
+      {"node", "--unhealthy"},
+      {"events", "x"},
+  };
+  for (const auto& words : bad) {
+    std::string line;
+    for (const auto& w : words) line += w + " ";
+    EXPECT_THROW(req(words), usage_error) << line;
+  }
+}
+
+TEST(RunInvocation, UsageErrorsExitTwoWithoutConnecting) {
+  std::ostringstream out, err;
+  session s{out, err};
+  // No URL and no token anywhere: a request would fail with a usage error
+  // about the URL. A bad hash must be reported first, before resolution.
+  s.env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
+  EXPECT_EQ(run_invocation(parse_words({"swarm", "nothex"}), s), exit_usage);
+  EXPECT_NE(err.str().find("'nothex' is not an info_hash"), std::string::npos) << err.str();
+  err.str("");
+  EXPECT_EQ(run_invocation(parse_words({"node"}), s), exit_usage);
+  EXPECT_NE(err.str().find("no admin URL"), std::string::npos) << err.str();
+  err.str("");
+  EXPECT_EQ(run_invocation(parse_words({"frobnicate"}), s), exit_usage);
+  EXPECT_NE(err.str().find("unknown command 'frobnicate'"), std::string::npos);
+  err.str("");
+  EXPECT_EQ(run_invocation(parse_words({"exit"}), s), exit_usage);
+  EXPECT_TRUE(out.str().empty());
+}
+
+TEST(RunInvocation, HelpNeedsNoDaemon) {
+  std::ostringstream out, err;
+  session s{out, err};
+  EXPECT_EQ(run_invocation(parse_words({"help"}), s), exit_ok);
+  for (const auto& c : command_table()) EXPECT_NE(out.str().find("  " + c.name), std::string::npos) << c.name;
+  EXPECT_NE(out.str().find("exit codes"), std::string::npos);
+  out.str("");
+  EXPECT_EQ(run_invocation(parse_words({"help", "swarms"}), s), exit_ok);
+  EXPECT_NE(out.str().find("--unhealthy"), std::string::npos);
+  out.str("");
+  EXPECT_EQ(run_invocation(parse_words({"swarm", "--help"}), s), exit_ok);
+  EXPECT_NE(out.str().find("usage: swarmctl swarm <hash>"), std::string::npos) << out.str();
+  EXPECT_EQ(run_invocation(parse_words({"help", "nosuch"}), s), exit_usage);
+}
+
+TEST(CommandTable, NamesAreUniqueAndRowsAreComplete) {
+  std::set<std::string> names;
+  for (const auto& c : command_table()) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_FALSE(c.summary.empty()) << c.name;
+    EXPECT_LE(c.min_args, c.max_args) << c.name;
+    if (c.request && !c.raw_text) {
+      EXPECT_TRUE(static_cast<bool>(c.render)) << c.name;
+    }
+    if (c.max_args > 0) {
+      EXPECT_FALSE(c.kinds.empty()) << c.name;
+    }
+  }
+}
+
+// -- completion ---------------------------------------------------------------------
+
+TEST(Completions, CommandNamesHashesPoliciesFlags) {
+  const std::set<std::string> seen{hash, "fedcba9876543210fedcba9876543210fedcba98"};
+  EXPECT_EQ(completions("", "sw", seen), (std::vector<std::string>{"swarm", "swarms"}));
+  EXPECT_EQ(completions("", "re", seen),
+            (std::vector<std::string>{"reload", "remediate", "remediations", "restart"}));
+  EXPECT_EQ(completions("swarm ", "", seen),
+            (std::vector<std::string>{hash, "fedcba9876543210fedcba9876543210fedcba98"}));
+  EXPECT_EQ(completions("restart ", "fed", seen),
+            (std::vector<std::string>{"fedcba9876543210fedcba9876543210fedcba98"}));
+  EXPECT_EQ(completions("policy " + hash + " ", "role", seen),
+            (std::vector<std::string>{"role-aware"}));
+  EXPECT_EQ(completions("remediate " + hash + " ", "st", seen),
+            (std::vector<std::string>{"start", "stop"}));
+  EXPECT_EQ(completions("help ", "ev", seen), (std::vector<std::string>{"events"}));
+  EXPECT_EQ(completions("swarms ", "--so", seen), (std::vector<std::string>{"--sort="}));
+  EXPECT_EQ(completions("swarms ", "--sort=r", seen), (std::vector<std::string>{"--sort=rate"}));
+  EXPECT_EQ(completions("swarms --limit=3 ", "--u", seen),
+            (std::vector<std::string>{"--unhealthy"}));
+  EXPECT_EQ(completions("", "--j", seen), (std::vector<std::string>{"--json"}));
+  // No argument slot left, free text, unknown command, open quote: nothing.
+  EXPECT_TRUE(completions("swarm " + hash + " ", "", seen).empty());
+  EXPECT_TRUE(completions("ban ", "", seen).empty());
+  EXPECT_TRUE(completions("nosuch ", "", seen).empty());
+  EXPECT_TRUE(completions("ban \"open ", "", seen).empty());
+}
+
+TEST(Completions, HashesLearnedFromAnswers) {
+  // What run_invocation stores from answers is what completion offers; the
+  // collection itself is tested in format_test (collect_hashes).
+  std::ostringstream out, err;
+  session s{out, err};
+  s.seen_hashes.insert(hash);
+  EXPECT_EQ(completions("swarm ", "01", s.seen_hashes), (std::vector<std::string>{hash}));
+}
+
+TEST(ShellPiped, RunsLinesSkipsCommentsReportsLastFailureAndStopsAtExit) {
+  std::ostringstream out, err;
+  session s{out, err};
+  s.env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
+  std::istringstream in(
+      "# a comment\n"
+      "\n"
+      "help events\n"
+      "swarm nothex\n"
+      "help restart\r\n"
+      "ban \"unterminated\n"
+      "node --url=http://x:1\n"
+      "exit\n"
+      "help swarms\n");
+  EXPECT_EQ(run_shell(s, in, false), exit_usage);
+  EXPECT_NE(out.str().find("usage: swarmctl events"), std::string::npos);
+  EXPECT_NE(out.str().find("usage: swarmctl restart"), std::string::npos);
+  EXPECT_EQ(out.str().find("usage: swarmctl swarms"), std::string::npos) << "ran past exit";
+  EXPECT_NE(err.str().find("not an info_hash"), std::string::npos);
+  EXPECT_NE(err.str().find("unterminated"), std::string::npos);
+  EXPECT_NE(err.str().find("only be given when swarmctl starts"), std::string::npos);
+
+  std::ostringstream out2, err2;
+  session ok{out2, err2};
+  std::istringstream good("help\nhelp node\n");
+  EXPECT_EQ(run_shell(ok, good, false), exit_ok);
+  EXPECT_TRUE(err2.str().empty()) << err2.str();
+}
+
+TEST(HistoryFile, EnvironmentHomeOrNone) {
+  auto env_of = [](std::map<std::string, std::string> m) {
+    return [m](const char* n) -> std::optional<std::string> {
+      auto it = m.find(n);
+      if (it == m.end()) return std::nullopt;
+      return it->second;
+    };
+  };
+  EXPECT_EQ(history_file(env_of({{"HOME", "/home/u"}})), "/home/u/.swarmctl_history");
+  EXPECT_EQ(history_file(env_of({{"HOME", "/home/u"}, {"SWARMCTL_HISTORY", "/tmp/h"}})), "/tmp/h");
+  EXPECT_FALSE(history_file(env_of({{"HOME", "/home/u"}, {"SWARMCTL_HISTORY", ""}})));
+  EXPECT_FALSE(history_file(env_of({})));
+}
+
+}  // namespace
+}  // namespace sk::swarmctl
