@@ -23,6 +23,9 @@ packages=(
   libedit-dev
   # tests/console: the web console driven in headless Chromium by Selenium
   chromium chromium-driver python3-selenium
+  # the cluster: TLS identity derived with libcrypto, libcaf_openssl's
+  # libssl; deploy/cluster-netns.sh and its test need ip (network namespaces)
+  libssl-dev iproute2
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(opentracker wrk)

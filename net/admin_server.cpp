@@ -579,6 +579,21 @@ void post_restart(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job
   job->reply_json(202, {{"hash", hash.hex()}, {"old_actor_id", old_id}, {"status", "restarting"}});
 }
 
+/// POST /api/swarms/<hash>/move {"node": "name"}: the cluster hands the
+/// local swarm, with its whole state, to that member (actors/directory.hpp:
+/// `move`). 202 once the move started; 409 with the reason otherwise.
+void post_move(const shared_ptr& sh, const admin_job_ptr& job, const info_hash& hash) {
+  json body = json::parse(job->body, nullptr, false);
+  auto n = body.is_object() ? body.find("node") : body.end();
+  if (body.is_discarded() || !body.is_object() || n == body.end() || !n->is_string())
+    return job->reply_error(400, "body must be a JSON object such as {\"node\":\"b\"}");
+  const std::string node = n->get<std::string>();
+  if (auto why = sh->dir->move(hash, node); !why.empty())
+    return job->reply_error(409, "cannot move swarm " + hash.hex() + ": " + why);
+  spdlog::info("admin: moving swarm {} to {}", hash.hex(), node);
+  job->reply_json(202, {{"hash", hash.hex()}, {"node", node}, {"status", "moving"}});
+}
+
 void get_events(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
   const caf::actor& sup = sh->dir->supervisor();
   if (!sup) return job->reply_json(200, {{"events", json::array()}});
@@ -1084,6 +1099,13 @@ void route(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
     auto hash = parse_hash(parts[2]);
     if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
     return post_access(sh, job, *hash, parts[3] == "allow");
+  }
+  if (parts[1] == "swarms" && parts.size() == 4 && parts[3] == "move") {
+    if (!post) return wrong_method("POST");
+    auto hash = parse_hash(parts[2]);
+    if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
+    if (!no_query()) return;
+    return post_move(sh, job, *hash);
   }
   if (parts[1] == "swarms" && (parts.size() == 3 || parts.size() == 4)) {
     if (parts.size() == 4 && parts[3] != "policy" && parts[3] != "restart")

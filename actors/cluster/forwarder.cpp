@@ -183,7 +183,7 @@ void hand_over(forwarder_ptr self, swarm_snapshot snap, int attempts) {
 /// Takes the snapshot of `from` and gives it to the owner; then forwards.
 void start_handoff(forwarder_ptr self, caf::actor from) {
   auto& st = self->state;
-  if (auto h = st.host.lock()) ++h->handoffs_pending;
+  // (handoffs_pending was counted up by spawn_forwarder.)
   // Everything but the handoff's own answers waits in the mailbox, in order.
   self->set_default_handler(caf::skip);
   self->request(from, st.opts.timeout, caf::migrate_atom::value, caf::get_atom::value)
@@ -220,6 +220,11 @@ caf::behavior forwarder_actor(forwarder_ptr self, info_hash hash, std::string ow
 caf::actor spawn_forwarder(caf::actor_system& sys, const info_hash& hash, std::string owner,
                            caf::actor owner_node, std::weak_ptr<forward_host> host,
                            forwarder_options opts, caf::actor handoff_from) {
+  // Counted before the actor runs: a graceful leave that looks right after
+  // set_view() must see every handoff it started.
+  if (handoff_from) {
+    if (auto h = host.lock()) ++h->handoffs_pending;
+  }
   return sys.spawn(forwarder_actor, hash, std::move(owner), std::move(owner_node),
                    std::move(host), opts, std::move(handoff_from));
 }

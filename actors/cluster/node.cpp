@@ -1,6 +1,7 @@
 #include "actors/cluster/node.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -378,7 +379,9 @@ caf::behavior node_actor(node_ptr self, swarm_directory* dir, cluster_config cfg
 
 tls_identity configure_actor_system(caf::actor_system_config& sys_cfg, const cluster_config& cfg) {
   if (!openssl_error_queue_fix()) throw std::logic_error("unreachable");
-  auto id = write_tls_identity(cfg.secret);
+  // Under $TMPDIR when set (tests put it in their own directory).
+  const char* tmp = std::getenv("TMPDIR");
+  auto id = write_tls_identity(cfg.secret, tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
   sys_cfg.load<caf::io::middleman>();
   sys_cfg.load<caf::openssl::manager>();
   sys_cfg.openssl_certificate = id.cert_file;

@@ -81,7 +81,8 @@ class cluster_node {
 
 /// Prepares an actor system config for the cluster: loads the middleman
 /// and the OpenSSL manager, points CAF at the certificate and key derived
-/// from `cfg.secret` (written to a new private temp directory, returned so
+/// from `cfg.secret` (written to a new private directory under $TMPDIR,
+/// default /tmp; a process killed with SIGKILL leaves it behind; returned so
 /// the caller can remove it at exit), sets the middleman heartbeat and
 /// connection timeout, and registers the cluster's message types. Call
 /// before the actor system is constructed.

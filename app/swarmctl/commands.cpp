@@ -123,6 +123,19 @@ std::vector<command_spec> make_table() {
                  return "swarm " + str(j, "hash") + ": " + str(j, "status") + " (old actor " +
                         str(j, "old_actor_id") + ")\n";
                }});
+  t.push_back({"move", "<hash> <node>", "move a swarm to another cluster member",
+               "The node answering hands the swarm, with its peers and state, to the named "
+               "member; until the next membership change, when ownership applies again.",
+               2, 2, {k::hash, k::text}, {},
+               [](const invocation& inv) {
+                 const std::string hash = checked_hash(inv.args[0]);
+                 if (inv.args[1].empty()) throw usage_error("the node name is empty");
+                 return post("/api/swarms/" + hash + "/move", json{{"node", inv.args[1]}}.dump());
+               },
+               [](const json& j, const invocation&) {
+                 return "swarm " + str(j, "hash") + ": " + str(j, "status") + " to " +
+                        str(j, "node") + "\n";
+               }});
   t.push_back({"remediate", "<hash> start|stop", "start or stop a remediation for a swarm", "", 2,
                2, {k::hash, k::start_stop}, {},
                [](const invocation& inv) {

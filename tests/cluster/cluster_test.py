@@ -29,6 +29,7 @@ Only the standard library. Exit 0 on success, 1 with FAIL: lines.
 import argparse
 import os
 import random
+import shutil
 import re
 import signal
 import socket
@@ -38,10 +39,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
 SECRET = "test-cluster-secret-0123456789"
+ADMIN_TOKEN = "cluster-test-admin-token-0123"
 WRONG = "not-the-cluster-secret-987654321"
 
 
@@ -103,11 +106,13 @@ class Node:
             self.udp_port = free_port(host, socket.SOCK_DGRAM)
             self.cluster_port = free_port(host)
         self.log_path = os.path.join(workdir, name + ".log")
+        self.workdir = workdir
         self.secret = secret
         self.seeds = seeds
         self.args = args
         self.wrap = wrap or []
         self.proc = None
+        self.admin_port = None
 
     def start(self):
         argv = self.wrap + [
@@ -119,8 +124,14 @@ class Node:
             "--cluster.replication-period=300ms", "--log-level=info",
             "--shutdown.drain-timeout=2s"
         ]
+        if self.admin_port:
+            argv += ["--admin-port=%d" % self.admin_port, "--admin-token=" + ADMIN_TOKEN,
+                     "--admin.bind=" + self.host]
         self.log_file = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(argv, stdout=self.log_file, stderr=subprocess.STDOUT)
+        # TLS identity files go to the test's directory (removed on success).
+        env = dict(os.environ, TMPDIR=self.workdir)
+        self.proc = subprocess.Popen(argv, stdout=self.log_file, stderr=subprocess.STDOUT,
+                                     env=env)
         deadline = time.time() + 30
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -133,6 +144,19 @@ class Node:
                 pass
             time.sleep(0.05)
         fail("%s did not answer /health" % self.name, [self])
+
+    def admin(self, method, path, body=None):
+        """(status, parsed JSON) of an admin API call."""
+        import json
+        h = "[%s]" % self.host if ":" in self.host else self.host
+        req = urllib.request.Request("http://%s:%d%s" % (h, self.admin_port, path), method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": "Bearer " + ADMIN_TOKEN})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
 
     def url(self, path):
         h = "[%s]" % self.host if ":" in self.host else self.host
@@ -231,6 +255,7 @@ def main():
     wraps = {int(i): p.split() for i, p in args.wrap}
     work = tempfile.mkdtemp(prefix="sk-cluster-test-")
     a = Node(args, "a", hosts[0], SECRET, "", work, wraps.get(0))
+    a.admin_port = 6970 if args.fixed_ports else free_port(hosts[0])
     seed = "%s:%d" % (a.host, a.cluster_port)
     a.seeds = seed
     b = Node(args, "b", hosts[1], SECRET, seed, work, wraps.get(1))
@@ -242,7 +267,8 @@ def main():
     finally:
         for n in nodes:
             n.kill()
-    log("PASS (logs in %s)" % work)
+    shutil.rmtree(work, ignore_errors=True)
+    log("PASS")
 
 
 def config_errors(daemon):
@@ -355,6 +381,29 @@ def run(a, b, c, rogue, nodes):
         fail("a connection id from a was refused by c (action %d)" % action, nodes)
     peers[torrents[0]].add(30000)
     log("a UDP connection id issued by a is accepted by c")
+
+    # -- operator move (admin API) -------------------------------------------
+    status, listing = a.admin("GET", "/api/swarms")
+    if status != 200:
+        fail("GET /api/swarms on a: %d %r" % (status, listing), nodes)
+    local = {s["hash"] for s in listing["swarms"]}
+    movable = [t for t in torrents if t.hex() in local]
+    if not movable:
+        fail("a owns none of the torrents (listing %r)" % sorted(local), nodes)
+    h = movable[0].hex()
+    status, body = a.admin("POST", "/api/swarms/%s/move" % h, {"node": "c"})
+    if status != 202:
+        fail("move %s to c: %d %r" % (h, status, body), nodes)
+    wait_for("the moved swarm to arrive on c", lambda: ("swarm %s handed to c" % h) in a.text(),
+             nodes)
+    status, listing = a.admin("GET", "/api/swarms")
+    if h in {s["hash"] for s in listing["swarms"]}:
+        fail("swarm %s is still listed on a after the move" % h, nodes)
+    all_peers_everywhere([a, b, c], "after the operator move")
+    status, body = a.admin("POST", "/api/swarms/%s/move" % h, {"node": "nosuch"})
+    if status not in (404, 409) or "error" not in body:
+        fail("move to an unknown member answered %d %r" % (status, body), nodes)
+    log("an operator moved swarm %s from a to c; no peer lost" % h[:12])
 
     # -- SIGTERM: graceful leave ----------------------------------------------
     b.proc.send_signal(signal.SIGTERM)

@@ -20,13 +20,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "admin_client.hpp"
 #include "harness.hpp"
 #include "net/admin_assets.hpp"
 
 namespace sk::test {
 namespace {
 
-const std::string token = "console-test-token-0123456789";
+const std::string& token = admin_test_token;
 
 std::string read_source_file(const std::string& relative) {
   std::ifstream f{std::string(SWARMKEEPER_SOURCE_DIR) + "/" + relative, std::ios::binary};
@@ -97,14 +98,6 @@ void expect_console_headers(const http_response& r, const admin_asset& a, const 
   EXPECT_EQ(r.header("etag"), std::string(a.etag)) << what;
 }
 
-void expect_json_error(const http_response& r, int status, const std::string& what) {
-  EXPECT_EQ(r.status, status) << what << ": " << r.body;
-  EXPECT_EQ(r.header("content-type"), "application/json") << what;
-  auto j = nlohmann::json::parse(r.body, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << what << ": " << r.body;
-  EXPECT_TRUE(j.contains("error") && j["error"].is_string()) << what << ": " << r.body;
-}
-
 TEST(ConsoleAssets, EmbeddedFilesAreTheSourceFilesVerbatim) {
   const char* files[] = {"index.html", "console.js", "console.css", "favicon.svg"};
   ASSERT_EQ(admin_asset_count(), std::size(files)) << "a console file is not embedded (or extra)";
@@ -155,20 +148,7 @@ TEST(ConsoleAssets, PageFollowsItsOwnSecurityRules) {
 class ConsoleServing : public ::testing::Test {
  protected:
   void SetUp() override {
-    admin_port_ = free_port();
-    daemon_.start({"--admin-port=" + std::to_string(admin_port_), "--admin-token=" + token,
-                   "--log-level=warn"});
-    const auto deadline = clock::now() + 20s;
-    for (;;) {
-      try {
-        if (request(admin_port_, "GET", "/api/node", "Authorization: Bearer " + token + "\r\n")
-                .status == 200)
-          return;
-      } catch (const std::exception&) {
-      }
-      if (clock::now() > deadline) FAIL() << "admin API did not come up: " << daemon_.stderr_text();
-      std::this_thread::sleep_for(20ms);
-    }
+    admin_port_ = start_daemon_with_admin(daemon_);
   }
 
   daemon_process daemon_;

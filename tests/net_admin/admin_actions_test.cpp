@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "admin_client.hpp"
 #include "harness.hpp"
 
 namespace sk::test {
@@ -22,46 +23,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string token = "test-token-0123456789abcdef";
-
-std::string hex_of(const std::string& raw) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out.push_back(digits[c >> 4]);
-    out.push_back(digits[c & 15]);
-  }
-  return out;
-}
-
-http_response admin_request(std::uint16_t port, const std::string& method,
-                            const std::string& target, const std::string& body = {},
-                            const std::string& auth = "Bearer " + token) {
-  http_connection c{"127.0.0.1", port};
-  std::string req = method + " " + target + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n";
-  if (!auth.empty()) req += "Authorization: " + auth + "\r\n";
-  if (!body.empty() || method == "POST" || method == "DELETE")
-    req +=
-        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  req += "\r\n" + body;
-  c.send(req);
-  return c.read_response();
-}
-
-json body_json(const http_response& r) {
-  json j = json::parse(r.body, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "not JSON: " << r.body;
-  return j;
-}
-
-void expect_json_error(const http_response& r, int status, const std::string& what) {
-  EXPECT_EQ(r.status, status) << what << ": " << r.body;
-  EXPECT_EQ(r.header("content-type"), "application/json") << what;
-  json j = json::parse(r.body, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << what << ": " << r.body;
-  ASSERT_TRUE(j.contains("error") && j["error"].is_string()) << what << ": " << r.body;
-  EXPECT_FALSE(j["error"].get<std::string>().empty()) << what;
-}
+const std::string& token = admin_test_token;
 
 // -- BEP 15 by hand (the test must not share the daemon's encoder) -----------
 
@@ -131,20 +93,7 @@ class AdminActions : public ::testing::Test {
   }
 
   void start(std::vector<std::string> extra = {}) {
-    admin_port_ = free_port();
-    std::vector<std::string> args{"--admin-port=" + std::to_string(admin_port_),
-                                  "--admin-token=" + token, "--log-level=warn"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    daemon_.start(args);
-    const auto deadline = clock::now() + 10s;
-    for (;;) {
-      try {
-        if (admin_request(admin_port_, "GET", "/api/node").status == 200) return;
-      } catch (const std::exception&) {
-      }
-      if (clock::now() > deadline) FAIL() << "admin API did not come up: " << daemon_.stderr_text();
-      std::this_thread::sleep_for(20ms);
-    }
+    admin_port_ = start_daemon_with_admin(daemon_, extra);
   }
 
   http_response request(const std::string& method, const std::string& target,

@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "admin_client.hpp"
 #include "harness.hpp"
 
 extern char** environ;
@@ -34,17 +35,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string token = "swarmctl-test-token-0123456789";
-
-std::string hex_of(const std::string& raw) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out.push_back(digits[c >> 4]);
-    out.push_back(digits[c & 15]);
-  }
-  return out;
-}
+const std::string& token = admin_test_token;
 
 std::string slurp(const std::string& path) {
   std::ifstream f{path};
@@ -145,21 +136,6 @@ run_result swarmctl(const std::vector<std::string>& args, const std::vector<std:
   return r;
 }
 
-/// One admin API request, straight to the daemon (what swarmctl is compared with).
-http_response admin_request(std::uint16_t port, const std::string& method,
-                            const std::string& target, const std::string& body = {}) {
-  http_connection c{"127.0.0.1", port};
-  std::string req = method + " " + target +
-                    " HTTP/1.1\r\nHost: test\r\nConnection: close\r\nAuthorization: Bearer " +
-                    token + "\r\n";
-  if (method != "GET")
-    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-           "\r\n";
-  req += "\r\n" + body;
-  c.send(req);
-  return c.read_response();
-}
-
 json api_json(std::uint16_t port, const std::string& target) {
   auto r = admin_request(port, "GET", target);
   EXPECT_EQ(r.status, 200) << target << ": " << r.body;
@@ -181,18 +157,7 @@ std::vector<std::string> row_starting_with(const std::string& text, const std::s
 class Swarmctl : public ::testing::Test {
  protected:
   void SetUp() override {
-    admin_port_ = free_port();
-    daemon_.start({"--admin-port=" + std::to_string(admin_port_), "--admin-token=" + token,
-                   "--log-level=warn"});
-    const auto deadline = clock::now() + 20s;
-    for (;;) {
-      try {
-        if (admin_request(admin_port_, "GET", "/api/node").status == 200) break;
-      } catch (const std::exception&) {
-      }
-      if (clock::now() > deadline) FAIL() << "admin API did not come up: " << daemon_.stderr_text();
-      std::this_thread::sleep_for(20ms);
-    }
+    admin_port_ = start_daemon_with_admin(daemon_);
     url_ = "http://127.0.0.1:" + std::to_string(admin_port_);
   }
 
