@@ -159,6 +159,66 @@ swarm_health_tracker::bucket* swarm_health_tracker::bucket_at(health_time now) {
   return &b;
 }
 
+swarm_health_tracker::portable_state swarm_health_tracker::export_state(health_time now) const {
+  portable_state s;
+  const std::int64_t e = epoch_of(now);
+  const auto n = static_cast<std::int64_t>(ring_.size());
+  for (const bucket& b : ring_) {
+    if (b.epoch <= e - n || b.epoch > e) continue;  // empty or outside the window
+    s.bucket_ages.push_back(e - b.epoch);
+    s.bucket_counts.insert(s.bucket_counts.end(), {b.announces, b.completions, b.arrivals,
+                                                   b.completed_departures, b.early_departures});
+  }
+  s.torrent_size = torrent_size_;
+  if (watched_since_) {
+    s.watched_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - *watched_since_).count();
+  }
+  s.last = last_;
+  s.raw_state = static_cast<std::uint8_t>(raw_state_);
+  s.raw_reasons = raw_reasons_;
+  s.better_streak = better_streak_;
+  s.absent_streak.assign(absent_streak_.begin(), absent_streak_.end());
+  return s;
+}
+
+void swarm_health_tracker::import_state(const portable_state& s, health_time now) {
+  const auto clamp_state = [](std::uint8_t v) {
+    return v <= static_cast<std::uint8_t>(swarm_health::critical) ? static_cast<swarm_health>(v)
+                                                                  : swarm_health::healthy;
+  };
+  constexpr std::uint32_t all_reasons = (1u << health_reason_count) - 1;
+  for (bucket& b : ring_) b = bucket{};
+  const std::int64_t e = epoch_of(now);
+  const auto n = static_cast<std::int64_t>(ring_.size());
+  for (std::size_t i = 0; i < s.bucket_ages.size() && 5 * i + 4 < s.bucket_counts.size(); ++i) {
+    const std::int64_t age = s.bucket_ages[i];
+    if (age < 0 || age >= n) continue;
+    bucket& b = ring_[static_cast<std::size_t>((((e - age) % n) + n) % n)];
+    b.epoch = e - age;
+    b.announces = s.bucket_counts[5 * i];
+    b.completions = s.bucket_counts[5 * i + 1];
+    b.arrivals = s.bucket_counts[5 * i + 2];
+    b.completed_departures = s.bucket_counts[5 * i + 3];
+    b.early_departures = s.bucket_counts[5 * i + 4];
+  }
+  torrent_size_ = s.torrent_size;
+  watched_since_.reset();
+  if (s.watched_ms >= 0) watched_since_ = now - std::chrono::milliseconds(s.watched_ms);
+  last_ = s.last;
+  last_.state = clamp_state(static_cast<std::uint8_t>(s.last.state));
+  last_.reasons &= all_reasons;
+  last_.at = now;
+  changed_ = false;
+  raw_state_ = clamp_state(s.raw_state);
+  raw_reasons_ = s.raw_reasons & all_reasons;
+  better_streak_ = s.better_streak;
+  absent_streak_.fill(0);
+  for (std::size_t i = 0; i < absent_streak_.size() && i < s.absent_streak.size(); ++i) {
+    absent_streak_[i] = s.absent_streak[i];
+  }
+}
+
 void swarm_health_tracker::note_time(health_time now) {
   if (!watched_since_ || now < *watched_since_) watched_since_ = now;
 }

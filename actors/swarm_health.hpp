@@ -248,6 +248,35 @@ class swarm_health_tracker {
   /// kept if the bucket layout is unchanged, else cleared.
   void set_config(health_config cfg);
 
+  /// The tracker's whole state as plain data, every time turned into an
+  /// age relative to `now`: what a migration or a replica carries to
+  /// another machine, whose steady clock shares no epoch with this one.
+  struct portable_state {
+    /// Per non-empty bucket of the window: how many buckets before `now`'s
+    /// bucket it is (0: the current one).
+    std::vector<std::int64_t> bucket_ages;
+    /// Five counts per bucket, in `bucket_ages` order: announces,
+    /// completions, arrivals, completed departures, early departures.
+    std::vector<std::uint32_t> bucket_counts;
+    std::uint64_t torrent_size = 0;
+    /// How long the swarm has been watched (ms); -1: not yet.
+    std::int64_t watched_ms = -1;
+    /// The last report (its `at` becomes the import's `now`).
+    health_report last;
+    std::uint8_t raw_state = 0;
+    std::uint32_t raw_reasons = 0;
+    std::uint32_t better_streak = 0;
+    /// One per reason bit.
+    std::vector<std::uint32_t> absent_streak;
+  };
+  /// Copies the state out (see `portable_state`).
+  portable_state export_state(health_time now) const;
+  /// Replaces the state with `s` (exported on another machine at the same
+  /// moment its `now` and this `now` stand for). Buckets outside this
+  /// tracker's window are dropped; out-of-range states and reasons are
+  /// clamped, so a malformed snapshot cannot break the tracker.
+  void import_state(const portable_state& s, health_time now);
+
  private:
   struct bucket {
     std::int64_t epoch = -1;  ///< bucket number (time / bucket width); -1 empty

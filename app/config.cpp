@@ -343,6 +343,15 @@ const std::vector<option_def>& option_table() {
        "crash loses at most this much)"},
       {"cluster", "forward-timeout", kind::timespan, ts(4s),
        "deadline of an announce or scrape forwarded to the owning node"},
+      {"cluster", "rebalance-period", kind::timespan, ts(30s),
+       "how often each node shares its load and, when hot, moves its hottest swarms to the "
+       "least-loaded nodes; 0: no automatic rebalancing"},
+      {"cluster", "rebalance-factor", kind::real, real(1.5),
+       "a node rebalances while its load (announces/s) is above this times the cluster mean"},
+      {"cluster", "rebalance-min-rate", kind::real, real(50.0),
+       "... and above this many announces/s (idle clusters never shuffle)"},
+      {"cluster", "rebalance-max-moves", kind::integer, num(2),
+       "at most this many swarms moved per node per rebalance period"},
       // [log]
       {"log", "level", kind::string, str("info"),
        "log level: trace, debug, info, warn, error, critical or off (nothing per request above "
@@ -875,6 +884,13 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
     cl.connection_timeout = millis(r.duration("cluster.connection-timeout", 20ms, 10min));
     cl.replication_period = millis(r.duration("cluster.replication-period", 10ms, one_day));
     cl.forward_timeout = millis(r.duration("cluster.forward-timeout", 10ms, 10min));
+    cl.rebalance_period = millis(r.duration("cluster.rebalance-period", 0ms, one_day));
+    if (cl.rebalance_period.count() > 0 && cl.rebalance_period < 100ms)
+      p.add("cluster.rebalance-period must be 0 (off) or at least 100ms");
+    cl.rebalance_factor = r.number("cluster.rebalance-factor", 1.01, 1000.0);
+    cl.rebalance_min_rate = r.number("cluster.rebalance-min-rate", 0.0, 1e9);
+    cl.rebalance_max_moves =
+        static_cast<std::uint32_t>(r.integer("cluster.rebalance-max-moves", 1, 10000));
     if (p.empty()) {
       if (auto err = cl.validate(); !err.empty()) p.add(err);
     }

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/access_list.hpp"
+#include "actors/cluster/cluster_messages.hpp"
 #include "actors/client_id.hpp"
 #include "actors/directory.hpp"
 #include "actors/messages.hpp"
@@ -377,6 +378,10 @@ void get_node(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
   json j;
   j["version"] = sh->info.version;
   j["node"] = sh->node_name;
+  {
+    auto v = sh->dir->view();
+    j["cluster_node"] = v ? json(v->self) : json(nullptr);
+  }
   j["uptime_seconds"] = std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::steady_clock::now() - sh->started)
                             .count();
@@ -588,10 +593,107 @@ void post_move(const shared_ptr& sh, const admin_job_ptr& job, const info_hash& 
   if (body.is_discarded() || !body.is_object() || n == body.end() || !n->is_string())
     return job->reply_error(400, "body must be a JSON object such as {\"node\":\"b\"}");
   const std::string node = n->get<std::string>();
+  // Tell the receiver first, so its migration record says "operator".
+  if (auto v = sh->dir->view())
+    if (auto target = v->node(node))
+      caf::anon_send(target, cluster::movenote_atom::value, hash, v->self);
   if (auto why = sh->dir->move(hash, node); !why.empty())
     return job->reply_error(409, "cannot move swarm " + hash.hex() + ": " + why);
   spdlog::info("admin: moving swarm {} to {}", hash.hex(), node);
   job->reply_json(202, {{"hash", hash.hex()}, {"node", node}, {"status", "moving"}});
+}
+
+/// GET /api/cluster: members with their state, address and swarm count,
+/// and the migrations every member recorded (each receiving node keeps its
+/// last 64). This node's node actor answers for itself and its view of the
+/// members; every other live member is asked for its own count (a member
+/// that does not answer within actor_timeout shows `"swarms": null`).
+void get_cluster(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
+  auto view = sh->dir->view();
+  auto local = self->system().registry().get(cluster::node_registry_key);
+  if (!view || !local) {
+    json me = {{"name", sh->node_name},
+               {"state", "live"},
+               {"address", nullptr},
+               {"swarms", sh->dir->size()},
+               {"handoffs_pending", 0},
+               {"self", true}};
+    return job->reply_json(200, {{"enabled", false},
+                                 {"node", sh->node_name},
+                                 {"members", json::array({me})},
+                                 {"migrations", json::array()}});
+  }
+  auto node = caf::actor_cast<caf::actor>(local);
+  self->request(node, sh->cfg.actor_timeout, cluster::node_status_atom::value)
+      .then(
+          [self, sh, job, view](cluster::node_status& mine) {
+            struct join_state {
+              cluster::node_status mine;
+              std::map<std::string, cluster::node_status> answers;
+              std::size_t pending = 0;
+            };
+            auto st = std::make_shared<join_state>();
+            st->mine = std::move(mine);
+            auto finish = [st, job]() {
+              json members = json::array();
+              std::vector<cluster::migration_record> migs(st->mine.migrations);
+              for (const auto& [name, a] : st->answers)
+                migs.insert(migs.end(), a.migrations.begin(), a.migrations.end());
+              for (const auto& m : st->mine.members) {
+                json e = {{"name", m.name},
+                          {"state", m.state},
+                          {"address", m.host + ":" + std::to_string(m.port)},
+                          {"self", m.name == st->mine.name},
+                          {"swarms", nullptr},
+                          {"handoffs_pending", nullptr}};
+                if (m.name == st->mine.name) {
+                  e["swarms"] = st->mine.swarms;
+                  e["handoffs_pending"] = st->mine.handoffs_pending;
+                } else if (auto it = st->answers.find(m.name); it != st->answers.end()) {
+                  e["swarms"] = it->second.swarms;
+                  e["handoffs_pending"] = it->second.handoffs_pending;
+                }
+                members.push_back(std::move(e));
+              }
+              std::stable_sort(migs.begin(), migs.end(), [](const auto& a, const auto& b) {
+                return a.finished_ms > b.finished_ms;  // newest first
+              });
+              json list = json::array();
+              for (const auto& r : migs)
+                list.push_back({{"from", r.from.empty() ? json(nullptr) : json(r.from)},
+                                {"to", r.to},
+                                {"hash", r.hash},
+                                {"reason", r.reason},
+                                {"finished_ms", r.finished_ms},
+                                {"peers", r.peers}});
+              std::uint64_t moving = st->mine.handoffs_pending;
+              for (const auto& [name, a] : st->answers) moving += a.handoffs_pending;
+              job->reply_json(200, {{"enabled", true},
+                                    {"node", st->mine.name},
+                                    {"members", std::move(members)},
+                                    {"handoffs_pending", moving},
+                                    {"migrations", std::move(list)}});
+            };
+            std::vector<std::pair<std::string, caf::actor>> others;
+            for (const auto& m : st->mine.members)
+              if (m.state == "live" && m.name != st->mine.name)
+                if (auto h = view->node(m.name)) others.emplace_back(m.name, h);
+            if (others.empty()) return finish();
+            st->pending = others.size();
+            auto fin = std::make_shared<decltype(finish)>(std::move(finish));
+            for (auto& [name, h] : others) {
+              self->request(h, sh->cfg.actor_timeout, cluster::node_status_atom::value)
+                  .then(
+                      [st, fin, name = name](cluster::node_status& s) {
+                        st->answers[name] = std::move(s);
+                        if (--st->pending == 0) (*fin)();
+                      },
+                      [st, fin](caf::error&) {
+                        if (--st->pending == 0) (*fin)();
+                      });
+            }
+          },
+          [job](caf::error&) { job->reply_error(503, "the cluster node did not answer"); });
 }
 
 void get_events(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
@@ -1049,6 +1151,11 @@ void route(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
   if (parts.size() == 2 && parts[1] == "node") {
     if (!get) return wrong_method("GET");
     if (no_query()) get_node(self, sh, job);
+    return;
+  }
+  if (parts.size() == 2 && parts[1] == "cluster") {
+    if (!get) return wrong_method("GET");
+    if (no_query()) get_cluster(self, sh, job);
     return;
   }
   if (parts.size() == 2 && parts[1] == "events") {

@@ -82,6 +82,14 @@ std::string cluster_config::validate() const {
     return "cluster.connection-timeout must be at least twice cluster.heartbeat-interval";
   if (replication_period.count() <= 0) return "cluster.replication-period must be positive";
   if (forward_timeout.count() <= 0) return "cluster.forward-timeout must be positive";
+  if (rebalance_period.count() < 0) return "cluster.rebalance-period must not be negative";
+  // Written so that NaN fails too.
+  if (!(rebalance_factor > 1.0 && rebalance_factor <= 1000.0))
+    return "cluster.rebalance-factor must be above 1 (and at most 1000)";
+  if (!(rebalance_min_rate >= 0.0 && rebalance_min_rate <= 1e9))
+    return "cluster.rebalance-min-rate must be 0..1e9 announces per second";
+  if (rebalance_max_moves < 1 || rebalance_max_moves > 10000)
+    return "cluster.rebalance-max-moves must be 1..10000";
   return {};
 }
 

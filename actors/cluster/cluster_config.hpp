@@ -53,6 +53,15 @@ struct cluster_config {
   std::chrono::milliseconds forward_timeout{4000};
   /// Retry period for seeds and members not connected.
   std::chrono::milliseconds reconnect_period{1000};
+  /// Automatic rebalancing (actors/cluster/rebalance.hpp): every period
+  /// each node shares its load (announces/s its swarms served) and a node
+  /// above `rebalance_factor` x the mean and above `rebalance_min_rate`
+  /// hands up to `rebalance_max_moves` of its hottest swarms to the
+  /// least-loaded members. Period 0: off.
+  std::chrono::milliseconds rebalance_period{30000};
+  double rebalance_factor = 1.5;
+  double rebalance_min_rate = 50.0;
+  std::uint32_t rebalance_max_moves = 2;
 
   bool enabled() const noexcept { return port != 0; }
   /// `advertise`, or `bind` when empty.

@@ -20,6 +20,11 @@
 ///       replicas of the origin's swarms (replaces the previous set)
 ///   (members_atom, caf::get_atom) -> std::vector<std::string>
 ///       the live member names, sorted (tests, operators)
+///   (node_status_atom) -> node_status
+///       this node's picture for operators (admin API `GET /api/cluster`)
+///   (movenote_atom, info_hash, std::string from)
+///       an operator move of that swarm from `from` to the receiver is about
+///       to start (labels the migration record "operator")
 ///
 /// Swarm actor additions (actors/swarm_actor.hpp):
 ///
@@ -42,6 +47,59 @@ namespace sk::cluster {
 using members_atom = caf::atom_constant<caf::atom("members")>;
 using replica_atom = caf::atom_constant<caf::atom("replica")>;
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
+using node_status_atom = caf::atom_constant<caf::atom("nodestat")>;
+using movenote_atom = caf::atom_constant<caf::atom("movenote")>;
+
+/// One swarm that arrived at a node with its state (recorded by the
+/// receiving node: it is the one that knows the move finished).
+struct migration_record {
+  std::string from;  ///< sending member ("" when unknown)
+  std::string to;    ///< receiving member
+  std::string hash;  ///< info_hash, 40 hex digits
+  /// "operator" (admin move), "membership" (a join or leave changed the
+  /// owner), "crash-replica" (installed from a dead member's replica).
+  std::string reason;
+  std::uint64_t finished_ms = 0;  ///< wall clock, ms since the epoch
+  std::uint64_t peers = 0;        ///< peers the swarm arrived with
+};
+
+/// A member as one node sees it.
+struct member_state {
+  std::string name;
+  std::string host;
+  std::uint16_t port = 0;
+  /// "live" (connected), "suspect" (connection dropped, still an owner
+  /// until cluster.connection-timeout), "gone" (heard of, not connected).
+  std::string state;
+};
+
+/// Answer to (node_status_atom): what one node knows about itself and the others.
+struct node_status {
+  std::string name;
+  std::uint64_t swarms = 0;           ///< local swarms
+  std::uint64_t handoffs_pending = 0;  ///< local swarms being handed over now
+  std::vector<member_state> members;  ///< sorted by name, this node included
+  std::vector<migration_record> migrations;  ///< oldest first, bounded
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, migration_record& x) {
+  return f(caf::meta::type_name("migration_record"), x.from, x.to, x.hash, x.reason,
+           x.finished_ms, x.peers);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, member_state& x) {
+  return f(caf::meta::type_name("member_state"), x.name, x.host, x.port, x.state);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_status& x) {
+  return f(caf::meta::type_name("node_status"), x.name, x.swarms, x.handoffs_pending, x.members,
+           x.migrations);
+}
+
+/// Registry key of the local node actor (`actor_system::registry()`), so the
+/// admin server can ask it without a handle.
+constexpr caf::atom_value node_registry_key = caf::atom("skcnode");
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_info& x) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/cluster/cluster_messages.hpp"
+#include "actors/cluster/rebalance.hpp"
 #include "actors/cluster/secret.hpp"
 #include "actors/cluster/view.hpp"
 #include "actors/directory.hpp"
@@ -24,6 +26,9 @@ using dial_atom = caf::atom_constant<caf::atom("dial")>;
 using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
 using handoff_atom = caf::atom_constant<caf::atom("handoff")>;
 using confirm_atom = caf::atom_constant<caf::atom("confirm")>;
+using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
+/// (load_atom, member name, announces/s): a member's load (rebalancing).
+using load_atom = caf::atom_constant<caf::atom("load")>;
 
 /// A forwarded request may be forwarded once more while two nodes disagree
 /// about the owner (views converge within a heartbeat); never more.
@@ -58,9 +63,64 @@ struct node_state {
   /// The graceful leave's answer, delivered once every handoff is done.
   caf::typed_response_promise<std::uint64_t> leave_promise;
   std::size_t moving = 0;
+  /// Rebalancing (rebalance.hpp): periods counted, each member's last load
+  /// and when it came, each local swarm's announce counter at the last
+  /// tick, and the period in which a swarm last moved (in or out).
+  std::uint64_t rebalance_round = 0;
+  std::map<std::string, std::pair<double, health_time>> loads;
+  std::unordered_map<info_hash, std::uint64_t, id20_hasher> announces_seen;
+  health_time announces_seen_at{};
+  std::unordered_map<info_hash, std::uint64_t, id20_hasher> moved_in_round;
+  /// Swarms that arrived here, oldest first (admin API); at most
+  /// `max_migration_records`.
+  std::deque<migration_record> migrations;
+  /// Operator moves announced to this node (hash -> sender) whose swarm
+  /// has not arrived yet.
+  std::map<std::string, std::string> operator_moves;
 };
 
+/// Bound of the migration record ring of one node.
+constexpr std::size_t max_migration_records = 64;
+
 using node_ptr = caf::stateful_actor<node_state>*;
+
+std::uint64_t wall_ms() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+void record_migration(node_ptr self, std::string from, const swarm_snapshot& s,
+                      std::string reason) {
+  auto& st = self->state;
+  migration_record r;
+  r.hash = s.hash.hex();
+  if (reason.empty()) {
+    auto it = st.operator_moves.find(r.hash);
+    if (it != st.operator_moves.end()) {
+      reason = "operator";
+      st.operator_moves.erase(it);
+    } else {
+      reason = "membership";
+    }
+  }
+  r.from = std::move(from);
+  r.to = st.me.name;
+  r.reason = std::move(reason);
+  r.finished_ms = wall_ms();
+  r.peers = s.peers.size();
+  st.migrations.push_back(std::move(r));
+  while (st.migrations.size() > max_migration_records) st.migrations.pop_front();
+}
+
+/// The member whose node sent the current message ("" if none matches).
+std::string sender_member(node_ptr self) {
+  const auto& sender = self->current_sender();
+  if (!sender) return {};
+  for (const auto& [name, h] : self->state.live)
+    if (h.node() == sender->node()) return name;
+  return {};
+}
 
 cluster_view_ptr make_view(node_ptr self, bool include_self) {
   auto& st = self->state;
@@ -117,6 +177,7 @@ void take_over(node_ptr self, const cluster_view& v) {
       const std::string& owner = v.owner(hash);
       if (owner == st.me.name) {
         st.dir->install(aged(r));
+        record_migration(self, it->first, r.snap, "crash-replica");
         ++here;
       } else if (auto node = v.node(owner)) {
         self->send(node, caf::migrate_atom::value, caf::put_atom::value, aged(r));
@@ -239,6 +300,99 @@ void replicate(node_ptr self) {
   }
 }
 
+/// Second half of a rebalance tick, once every local swarm's announce
+/// counter is in: this node's load to every member, then the moves.
+void rebalance_decide(node_ptr self, std::vector<std::pair<info_hash, std::uint64_t>> counts) {
+  auto& st = self->state;
+  const auto now = health_clock::now();
+  const double elapsed =
+      std::chrono::duration<double>(now - st.announces_seen_at).count();
+  const bool first = st.announces_seen_at == health_time{};
+  // Rates since the last tick. A swarm without a baseline (new, or just
+  // arrived with counters from elsewhere) counts from the next tick on; a
+  // counter that went down (a fresh core after a crash) restarts too.
+  std::vector<swarm_rate> rates;
+  std::unordered_map<info_hash, std::uint64_t, id20_hasher> seen;
+  double load = 0.0;
+  for (const auto& [hash, n] : counts) {
+    seen.emplace(hash, n);
+    auto it = st.announces_seen.find(hash);
+    if (first || elapsed <= 0.0 || it == st.announces_seen.end() || n < it->second) continue;
+    const double r = static_cast<double>(n - it->second) / elapsed;
+    rates.push_back(swarm_rate{hash, r});
+    load += r;
+  }
+  st.announces_seen = std::move(seen);
+  st.announces_seen_at = now;
+  if (first) return;
+  for (const auto& [name, h] : st.live) self->send(h, load_atom::value, st.me.name, load);
+
+  // Loads of live members that reported within the last three periods.
+  std::map<std::string, double> loads{{st.me.name, load}};
+  for (const auto& [name, entry] : st.loads)
+    if (st.live.count(name) != 0 && now - entry.second <= 3 * st.cfg.rebalance_period)
+      loads.emplace(name, entry.first);
+  rebalance_config rc;
+  rc.factor = st.cfg.rebalance_factor;
+  rc.min_rate = st.cfg.rebalance_min_rate;
+  rc.max_moves = st.cfg.rebalance_max_moves;
+  const auto moves =
+      plan_rebalance(st.me.name, loads, std::move(rates), st.moved_in_round, st.rebalance_round, rc);
+  if (moves.empty()) return;
+  double total = 0.0;
+  for (const auto& [name, l] : loads) total += l;
+  const double mean = total / static_cast<double>(loads.size());
+  for (const auto& m : moves) {
+    const std::string err = st.dir->move(m.hash, m.to);
+    if (!err.empty()) {
+      spdlog::debug("cluster: rebalance: cannot move {}: {}", m.hash.hex(), err);
+      continue;
+    }
+    st.moved_in_round[m.hash] = st.rebalance_round;
+    spdlog::info("cluster: rebalance: moving swarm {} ({:.1f} announces/s) from {} (load {:.1f}/s, "
+                 "cluster mean {:.1f}/s) to {} (load {:.1f}/s)",
+                 m.hash.hex(), m.rate, st.me.name, load, mean, m.to, loads[m.to]);
+  }
+}
+
+/// A rebalance tick: ask every local swarm for its announce counter (the
+/// answers arrive asynchronously; `rebalance_decide` runs on the last).
+void rebalance_tick(node_ptr self) {
+  auto& st = self->state;
+  ++st.rebalance_round;
+  // Hysteresis entries older than the window are of no use any more.
+  const std::uint64_t keep = rebalance_config{}.hysteresis_periods;
+  for (auto it = st.moved_in_round.begin(); it != st.moved_in_round.end();)
+    it = it->second + keep < st.rebalance_round ? st.moved_in_round.erase(it) : std::next(it);
+  if (st.leaving || !st.dir->view()) return;
+  auto swarms = st.dir->snapshot();
+  struct pending {
+    std::size_t left = 0;
+    std::vector<std::pair<info_hash, std::uint64_t>> counts;
+  };
+  auto p = std::make_shared<pending>();
+  p->left = swarms.size();
+  if (p->left == 0) {
+    rebalance_decide(self, {});
+    return;
+  }
+  // Answers must be in before the next tick.
+  const auto timeout = std::max(std::chrono::milliseconds(1), st.cfg.rebalance_period / 2);
+  for (const auto& [hash, swarm] : swarms) {
+    const info_hash h = hash;
+    self->request(swarm, timeout, ::sk::status_atom::value)
+        .then(
+            [self, p, h](const ::sk::swarm_status& s) {
+              p->counts.emplace_back(h, s.announces);
+              if (--p->left == 0) rebalance_decide(self, std::move(p->counts));
+            },
+            [self, p](const caf::error&) {
+              // Ended or moved meanwhile: it has no load here any more.
+              if (--p->left == 0) rebalance_decide(self, std::move(p->counts));
+            });
+  }
+}
+
 caf::behavior node_actor(node_ptr self, swarm_directory* dir, cluster_config cfg,
                          member_info me) {
   auto& st = self->state;
@@ -268,6 +422,8 @@ caf::behavior node_actor(node_ptr self, swarm_directory* dir, cluster_config cfg
   publish_view(self);
   self->send(self, dial_atom::value);
   self->delayed_send(self, st.cfg.replication_period, replicate_atom::value);
+  if (st.cfg.rebalance_period.count() > 0)
+    self->delayed_send(self, st.cfg.rebalance_period, rebalance_atom::value);
   return {
       [self](confirm_atom, const std::string& name) {
         auto& st = self->state;
@@ -282,6 +438,13 @@ caf::behavior node_actor(node_ptr self, swarm_directory* dir, cluster_config cfg
       [self](replicate_atom) {
         replicate(self);
         self->delayed_send(self, self->state.cfg.replication_period, replicate_atom::value);
+      },
+      [self](rebalance_atom) {
+        rebalance_tick(self);
+        self->delayed_send(self, self->state.cfg.rebalance_period, rebalance_atom::value);
+      },
+      [self](load_atom, const std::string& name, double load) {
+        self->state.loads[name] = {load, health_clock::now()};
       },
       [self](caf::join_atom, const member_info& m) -> std::vector<member_info> {
         auto& st = self->state;
@@ -341,7 +504,38 @@ caf::behavior node_actor(node_ptr self, swarm_directory* dir, cluster_config cfg
       },
       [self](caf::migrate_atom, caf::put_atom, const swarm_snapshot& s) -> caf::result<caf::ok_atom> {
         if (!self->state.dir->install(s)) return caf::make_error(caf::sec::request_receiver_down);
+        // Arrived: not moved again for a few rebalance periods (no ping-pong).
+        self->state.moved_in_round[s.hash] = self->state.rebalance_round;
+        record_migration(self, sender_member(self), s, {});
         return caf::ok_atom::value;
+      },
+      [self](node_status_atom) {
+        auto& st = self->state;
+        node_status out;
+        out.name = st.me.name;
+        out.swarms = st.dir->size();
+        out.handoffs_pending = st.dir->handoffs_pending();
+        for (const auto& m : st.known) {
+          const char* state = m.name == st.me.name || st.live.count(m.name) != 0 ? "live"
+                              : st.suspects.count(m.name) != 0                    ? "suspect"
+                                                                                  : "gone";
+          out.members.push_back(member_state{m.name, m.host, m.port, state});
+        }
+        out.migrations.assign(st.migrations.begin(), st.migrations.end());
+        return out;
+      },
+      [self](movenote_atom, const info_hash& h, const std::string& from) {
+        auto& st = self->state;
+        const std::string hex = h.hex();
+        // The note may come after the swarm (different senders): relabel.
+        for (auto it = st.migrations.rbegin(); it != st.migrations.rend(); ++it) {
+          if (it->hash == hex && it->reason == "membership") {
+            it->reason = "operator";
+            return;
+          }
+        }
+        if (st.operator_moves.size() >= max_migration_records) st.operator_moves.clear();
+        st.operator_moves[hex] = from;
       },
       [self](replica_atom, const std::string& origin, swarm_snapshot& s) {
         auto& st = self->state;
@@ -416,8 +610,10 @@ void cluster_node::start() {
   // Published before the actor dials anybody, so a peer dialling back finds
   // it. The port speaks TLS only (certificates required both ways).
   actor_ = sys_.spawn<caf::hidden>(node_actor, &dir_, cfg_, self_);
+  sys_.registry().put(node_registry_key, actor_);
   auto port = caf::openssl::publish(actor_, cfg_.port, cfg_.bind.c_str(), true);
   if (!port) {
+    sys_.registry().erase(node_registry_key);
     caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
     actor_ = {};
     throw std::runtime_error("cannot listen on cluster port " + cfg_.bind + ":" +
@@ -452,6 +648,7 @@ std::size_t cluster_node::leave(std::chrono::milliseconds deadline) {
 
 void cluster_node::stop() {
   if (!actor_) return;
+  sys_.registry().erase(node_registry_key);
   caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
   actor_ = {};
 }

@@ -10,6 +10,8 @@ struct swarm_core_access {
   static swarm_core_counters& counters(swarm_core& c) { return c.counters_; }
   static void set_downloaded(swarm_core& c, std::uint64_t d) { c.table_.downloaded_ = d; }
   static std::deque<remediation_record>& history(swarm_core& c) { return c.history_; }
+  static swarm_health_tracker& tracker(swarm_core& c) { return c.tracker_; }
+  static bool& evaluated(swarm_core& c) { return c.evaluated_; }
 };
 
 namespace cluster {
@@ -56,6 +58,12 @@ swarm_snapshot take_snapshot(const swarm_core& core, health_time now) {
         p.flags = t.flags;
         s.peers.push_back(std::move(p));
       });
+  s.health = core.tracker().export_state(now);
+  s.evaluated = core.last_report() != nullptr;
+  // Never NaN/inf on the wire (CAF 0.17 corrupts them).
+  auto finite = [](double v) { return std::isfinite(v) ? v : 0.0; };
+  s.health.last.completion_rate = finite(s.health.last.completion_rate);
+  s.health.last.announce_rate = finite(s.health.last.announce_rate);
   return s;
 }
 
@@ -98,6 +106,11 @@ void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now) 
     c.seeder_appeals += s.counters[4];
   }
   swarm_core_access::set_downloaded(core, core.table().downloaded() + s.downloaded);
+  // The old owner's health model: its windows, size estimate, last report
+  // and hysteresis (what this core counted meanwhile, a few ms of events
+  // at most, gives way to it).
+  swarm_core_access::tracker(core).import_state(s.health, now);
+  swarm_core_access::evaluated(core) = swarm_core_access::evaluated(core) || s.evaluated;
   auto& h = swarm_core_access::history(core);
   h.insert(h.begin(), s.history.begin(), s.history.end());
   while (h.size() > core.config().history_size) h.pop_front();

@@ -4,14 +4,11 @@
 /// next node in rank order.
 ///
 /// Carried: every peer (address, counters, behaviour traits, flags), the
-/// knobs, the remediation history, the swarm's counters, `downloaded`, and
-/// the PRNG seed. Times cross nodes as ages ("announced 42 s ago"), since
+/// knobs, the remediation history, the swarm's counters, `downloaded`, the
+/// PRNG seed, and the health model (rate windows, size estimate, last
+/// report, hysteresis streaks). Times cross nodes as ages ("announced 42 s ago"), since
 /// steady clocks of two machines share no epoch; the receiver turns them
 /// back into its own time points, so peer expiry keeps its schedule.
-///
-/// Not carried: the health model's rate windows (completions, arrivals per
-/// bucket) and the last report; the new owner re-evaluates health from the
-/// restored peers on its first tick, and rates refill within one window.
 
 #include <chrono>
 #include <cstdint>
@@ -23,6 +20,17 @@
 #include "actors/messages.hpp"
 #include "actors/swarm_config.hpp"
 #include "actors/swarm_core.hpp"
+
+namespace sk {
+
+// In namespace sk, where argument-dependent lookup finds it.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, swarm_health_tracker::portable_state& x) {
+  return f(caf::meta::type_name("health_state"), x.bucket_ages, x.bucket_counts, x.torrent_size,
+           x.watched_ms, x.last, x.raw_state, x.raw_reasons, x.better_streak, x.absent_streak);
+}
+
+}  // namespace sk
 
 namespace sk::cluster {
 
@@ -57,6 +65,9 @@ struct swarm_snapshot {
   /// The table's `downloaded` (completions).
   std::uint64_t downloaded = 0;
   std::vector<peer_snapshot> peers;
+  swarm_health_tracker::portable_state health;
+  /// Health was evaluated at least once (else the report is not shown).
+  bool evaluated = false;
 };
 
 /// Copies `core`'s state (must not run concurrently with its owner).
@@ -85,7 +96,7 @@ typename Inspector::result_type inspect(Inspector& f, peer_snapshot& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_snapshot& x) {
   return f(caf::meta::type_name("swarm_snapshot"), x.hash, x.seed, x.knobs, x.history,
-           x.counters, x.downloaded, x.peers);
+           x.counters, x.downloaded, x.peers, x.health, x.evaluated);
 }
 
 }  // namespace sk::cluster

@@ -206,6 +206,13 @@ std::vector<command_spec> make_table() {
   metrics.raw_text = true;
   t.push_back(std::move(metrics));
   // Cluster commands (`members`, `move <hash> <node>`) go here: one row each.
+  t.push_back({"members", "", "cluster members (state, address, swarms) and recent migrations",
+               "The answering node's view: live, suspect (connection dropped, still an owner "
+               "until cluster.connection-timeout) or gone; swarms as each member counts them "
+               "(unknown when it did not answer). Migrations are the swarms each member "
+               "received, newest first. Without a cluster: this node alone.",
+               0, 0, {}, {}, [](const invocation&) { return get("/api/cluster"); },
+               [](const json& j, const invocation&) { return render_members(j); }});
   t.push_back({"help", "[command]", "this help, or one command's", "", 0, 1, {k::command}, {},
                nullptr, nullptr});
   t.push_back({"shell", "", "interactive mode (the default on a terminal)",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <sstream>
 #include <stdexcept>
 
@@ -394,6 +395,46 @@ std::string render_bans(const json& j) {
   text_table t{{{"PREFIX"}, {"REASON"}}};
   for (const auto& b : bans) t.add({field(b, "prefix"), field(b, "reason")});
   return t.render();
+}
+
+std::string render_members(const json& j) {
+  std::string out;
+  const json& enabled = member(j, "enabled");
+  if (enabled.is_boolean() && !enabled.get<bool>())
+    out += "cluster off: single node " + field(j, "node") + "\n";
+  text_table t{{{"NAME"}, {"STATE"}, {"ADDRESS"}, {"SWARMS", text_table::align::right}}};
+  for (const auto& m : array_of(j, "members")) {
+    const json& self = member(m, "self");
+    const bool me = self.is_boolean() && self.get<bool>();
+    const json& swarms = member(m, "swarms");
+    t.add({field(m, "name") + (me ? " *" : ""), field(m, "state"),
+           or_dash(value_text(member(m, "address"))),
+           swarms.is_number() ? value_text(swarms) : "unknown"});
+  }
+  out += t.render();
+  const json& migrations = array_of(j, "migrations");
+  if (enabled.is_boolean() && !enabled.get<bool>()) return out;
+  out += "\n";
+  const json& pending = member(j, "handoffs_pending");
+  if (pending.is_number() && pending.get<double>() > 0)
+    out += value_text(pending) + " swarms being handed over now\n";
+  if (migrations.empty()) return out + "no migrations recorded\n";
+  text_table m{{{"FINISHED (UTC)"}, {"FROM"}, {"TO"}, {"HASH"}, {"REASON"},
+                {"PEERS", text_table::align::right}}};
+  for (const auto& r : migrations) {
+    std::string when = "-";
+    const json& ms = member(r, "finished_ms");
+    if (ms.is_number_unsigned()) {
+      const std::time_t secs = static_cast<std::time_t>(ms.get<std::uint64_t>() / 1000);
+      std::tm tm{};
+      char buf[32];
+      if (gmtime_r(&secs, &tm) != nullptr && std::strftime(buf, sizeof buf, "%F %T", &tm) > 0)
+        when = buf;
+    }
+    m.add({when, or_dash(value_text(member(r, "from"))), field(r, "to"), field(r, "hash"),
+           field(r, "reason"), field(r, "peers")});
+  }
+  return out + m.render();
 }
 
 std::string render_access(const json& j) {

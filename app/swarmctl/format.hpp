@@ -72,6 +72,8 @@ std::string render_events(const nlohmann::json& j);
 std::string render_bans(const nlohmann::json& j);
 /// GET /api/access.
 std::string render_access(const nlohmann::json& j);
+/// GET /api/cluster: the members table, then the migrations table.
+std::string render_members(const nlohmann::json& j);
 
 /// Every info_hash an answer names (string values of the keys "hash" and
 /// "swarm" that are 40 hex digits), lower-cased; what the shell completes.

@@ -269,20 +269,23 @@
           if (e.status === 404 || e.status === 503 || e.status === 504) return { missing: e };
           throw e;
         });
-      const [node, metricsText, unhealthy, largest, remediations, swarm] = await Promise.all([
-        api('/api/node'),
-        api('/metrics', true),
-        api('/api/swarms?health=unhealthy&sort=size&limit=' + UNHEALTHY_LIMIT),
-        api('/api/swarms?sort=size&limit=' + LARGEST_LIMIT),
-        api('/api/remediations'),
-        detail,
-      ]);
+      const [node, metricsText, unhealthy, largest, remediations, swarm, cluster] =
+        await Promise.all([
+          api('/api/node'),
+          api('/metrics', true),
+          api('/api/swarms?health=unhealthy&sort=size&limit=' + UNHEALTHY_LIMIT),
+          api('/api/swarms?sort=size&limit=' + LARGEST_LIMIT),
+          api('/api/remediations'),
+          detail,
+          api('/api/cluster'),
+        ]);
       if (gen !== generation) return;
       const metrics = parseMetrics(metricsText);
       renderNode(node, metrics);
       renderCounts(metrics);
       renderUnhealthy(unhealthy, remediations);
       renderLargest(largest);
+      renderCluster(cluster);
       if (hash !== null && hash === selected) renderDetail(hash, swarm);
       lastUpdated = new Date();
       $('last-updated').dateTime = lastUpdated.toISOString();
@@ -452,6 +455,52 @@
     }
     setText('swarms-total', '(' + list.swarms.length + ' of ' + list.total +
             (list.truncated ? '+' : '') + ')');
+  }
+
+  /// The cluster panel: "single node" when clustering is off, else the
+  /// members as the answering node sees them and the recorded migrations.
+  function renderCluster(c) {
+    const single = !c.enabled;
+    $('cluster-single').hidden = !single;
+    $('cluster-detail').hidden = single;
+    const members = Array.isArray(c.members) ? c.members : [];
+    if (single) {
+      setText('cluster-summary', '');
+      return;
+    }
+    const live = members.filter((m) => m.state === 'live').length;
+    setText('cluster-summary', '(' + live + ' of ' + members.length + ' live, seen from ' +
+            c.node + ')');
+    const body = $('members-table').tBodies[0];
+    clear(body);
+    for (const m of members) {
+      const row = el('tr');
+      row.appendChild(cell(m.self ? m.name + ' (this node)' : m.name));
+      const known = ['live', 'suspect', 'gone'].indexOf(m.state) >= 0;
+      row.appendChild(cell(m.state, known ? 'member-' + m.state : ''));
+      row.appendChild(cell(m.address === null ? '–' : m.address, 'mono'));
+      row.appendChild(cell(m.swarms === null ? 'unknown' : m.swarms, 'num'));
+      row.appendChild(cell(m.handoffs_pending === null ? '–' : m.handoffs_pending, 'num'));
+      body.appendChild(row);
+    }
+    const migrations = Array.isArray(c.migrations) ? c.migrations : [];
+    const mbody = $('migrations-table').tBodies[0];
+    clear(mbody);
+    for (const r of migrations) {
+      const row = el('tr');
+      row.appendChild(cell(typeof r.finished_ms === 'number'
+        ? clock(new Date(r.finished_ms)) : '–'));
+      row.appendChild(cell(r.from === null ? '–' : r.from));
+      row.appendChild(cell(r.to));
+      row.appendChild(cell(r.hash, 'hash'));
+      row.appendChild(cell(r.reason));
+      row.appendChild(cell(r.peers, 'num'));
+      mbody.appendChild(row);
+    }
+    $('migrations-table').hidden = migrations.length === 0;
+    $('migrations-empty').hidden = migrations.length !== 0;
+    setText('migrations-total', c.handoffs_pending > 0
+      ? '(' + c.handoffs_pending + ' swarms being handed over now)' : '');
   }
 
   function signals(s) {

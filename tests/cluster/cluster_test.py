@@ -14,6 +14,10 @@
 4. C joins: the swarms it now owns move to it (migration with their whole
    state) and every node still returns every peer. The UDP connection id
    one node issued is accepted by another (the key is shared).
+   GET /api/cluster on every node shows the same three live members and
+   swarm counts that add up to the torrents; after an operator move the
+   receiving node records the migration (with its peer count), and
+   `swarmctl members` (--swarmctl) shows the three nodes.
 5. B gets SIGTERM: it hands its swarms over and exits 0; nothing is lost.
 6. C gets SIGKILL: A notices within the connection timeout, keeps
    answering, and C's peers come back from the replica A holds.
@@ -113,6 +117,8 @@ class Node:
         self.wrap = wrap or []
         self.proc = None
         self.admin_port = None
+        # More daemon options (tests/cluster/rebalance_test.py).
+        self.extra = []
 
     def start(self):
         argv = self.wrap + [
@@ -127,6 +133,7 @@ class Node:
         if self.admin_port:
             argv += ["--admin-port=%d" % self.admin_port, "--admin-token=" + ADMIN_TOKEN,
                      "--admin.bind=" + self.host]
+        argv += self.extra
         self.log_file = open(self.log_path, "ab")
         # TLS identity files go to the test's directory (removed on success).
         env = dict(os.environ, TMPDIR=self.workdir)
@@ -243,6 +250,7 @@ def wait_for(what, cond, nodes, timeout=30):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
+    ap.add_argument("--swarmctl", help="swarmctl binary (checks `swarmctl members`)")
     ap.add_argument("--hosts", default="127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.1",
                     help="address of node a,b,c and of the rogue")
     ap.add_argument("--fixed-ports", action="store_true",
@@ -260,6 +268,8 @@ def main():
     a.seeds = seed
     b = Node(args, "b", hosts[1], SECRET, seed, work, wraps.get(1))
     c = Node(args, "c", hosts[2], SECRET, seed, work, wraps.get(2))
+    b.admin_port = 6970 if args.fixed_ports else free_port(hosts[1])
+    c.admin_port = 6970 if args.fixed_ports else free_port(hosts[2])
     rogue = Node(args, "rogue", hosts[3], WRONG, seed, work, wraps.get(3))
     nodes = [a, b, c, rogue]
     try:
@@ -382,6 +392,36 @@ def run(a, b, c, rogue, nodes):
     peers[torrents[0]].add(30000)
     log("a UDP connection id issued by a is accepted by c")
 
+    # -- GET /api/cluster on every node ---------------------------------------
+    def cluster_view(n):
+        status, body = n.admin("GET", "/api/cluster")
+        if status != 200:
+            fail("GET /api/cluster on %s: %d %r" % (n.name, status, body), nodes)
+        return body
+
+    def cluster_settled():
+        for n in (a, b, c):
+            v = cluster_view(n)
+            if not v["enabled"] or v["node"] != n.name or v["handoffs_pending"] != 0:
+                return False
+            ms = v["members"]
+            if sorted(m["name"] for m in ms) != three:
+                return False
+            if any(m["state"] != "live" or m["swarms"] is None for m in ms):
+                return False
+            if [m["name"] for m in ms if m["self"]] != [n.name]:
+                return False
+            if sum(m["swarms"] for m in ms) != len(torrents):
+                return False
+        return True
+
+    wait_for("GET /api/cluster: three live members whose swarms add up to %d" % len(torrents),
+             cluster_settled, nodes)
+    addresses = {m["name"]: m["address"] for m in cluster_view(a)["members"]}
+    if addresses["c"] != "%s:%d" % (c.host, c.cluster_port):
+        fail("a reports c's address as %r" % addresses["c"], nodes)
+    log("GET /api/cluster: every node sees a, b, c live; swarm counts add up")
+
     # -- operator move (admin API) -------------------------------------------
     status, listing = a.admin("GET", "/api/swarms")
     if status != 200:
@@ -391,6 +431,7 @@ def run(a, b, c, rogue, nodes):
     if not movable:
         fail("a owns none of the torrents (listing %r)" % sorted(local), nodes)
     h = movable[0].hex()
+    moved_peers = [s["peers"] for s in listing["swarms"] if s["hash"] == h][0]
     status, body = a.admin("POST", "/api/swarms/%s/move" % h, {"node": "c"})
     if status != 202:
         fail("move %s to c: %d %r" % (h, status, body), nodes)
@@ -404,6 +445,41 @@ def run(a, b, c, rogue, nodes):
     if status not in (404, 409) or "error" not in body:
         fail("move to an unknown member answered %d %r" % (status, body), nodes)
     log("an operator moved swarm %s from a to c; no peer lost" % h[:12])
+
+    def move_recorded(n):
+        for r in cluster_view(n)["migrations"]:
+            if r["hash"] == h and r["reason"] == "operator":
+                return r
+        return None
+
+    for n in (a, b, c):
+        wait_for("the operator move in GET /api/cluster on %s" % n.name,
+                 lambda: move_recorded(n) is not None, nodes)
+        r = move_recorded(n)
+        if r["from"] != "a" or r["to"] != "c" or r["peers"] != moved_peers:
+            fail("%s records the move as %r (want a -> c with %d peers)" %
+                 (n.name, r, moved_peers), nodes)
+        if not isinstance(r["finished_ms"], int) or r["finished_ms"] <= 0:
+            fail("migration record without a finish time: %r" % r, nodes)
+    log("every node lists the operator move a -> c with its %d peers" % moved_peers)
+
+    if a.args.swarmctl:
+        h_url = "[%s]" % a.host if ":" in a.host else a.host
+        ctl = [a.args.swarmctl, "--url=http://%s:%d" % (h_url, a.admin_port),
+               "--token=" + ADMIN_TOKEN, "members"]
+        out = subprocess.run(ctl, capture_output=True, text=True, timeout=30)
+        if out.returncode != 0:
+            fail("swarmctl members exited %d: %s" % (out.returncode, out.stderr), nodes)
+        for name in three:
+            if not re.search(r"^%s( \*)?\s+live\s" % name, out.stdout, re.M):
+                fail("swarmctl members does not show %s live:\n%s" % (name, out.stdout), nodes)
+        if h not in out.stdout or "operator" not in out.stdout:
+            fail("swarmctl members does not list the move:\n%s" % out.stdout, nodes)
+        js = subprocess.run(ctl + ["--json"], capture_output=True, text=True, timeout=30)
+        import json
+        if js.returncode != 0 or sorted(m["name"] for m in json.loads(js.stdout)["members"]) != three:
+            fail("swarmctl members --json: %d %s" % (js.returncode, js.stdout), nodes)
+        log("swarmctl members shows a, b, c and the move")
 
     # -- SIGTERM: graceful leave ----------------------------------------------
     b.proc.send_signal(signal.SIGTERM)

@@ -93,6 +93,8 @@ TEST_F(SnapshotTest, WholeStateSurvivesTheWire) {
   const auto before = core.scrape();
 
   const health_time taken = t0 + 100s;
+  core.tick(taken);
+  ASSERT_NE(core.last_report(), nullptr);
   const auto snap = round_trip(take_snapshot(core, taken));
   ASSERT_EQ(snap.peers.size(), 50u);
 
@@ -109,6 +111,29 @@ TEST_F(SnapshotTest, WholeStateSurvivesTheWire) {
   ASSERT_EQ(copy->history().size(), 1u);
   EXPECT_EQ(copy->history().front().strategy, "seeder-appeal");
   EXPECT_TRUE(copy->check_invariants());
+  // The health model: its windows, size estimate and last report.
+  ASSERT_NE(copy->last_report(), nullptr);
+  EXPECT_EQ(copy->last_report()->state, core.last_report()->state);
+  EXPECT_EQ(copy->last_report()->reasons, core.last_report()->reasons);
+  EXPECT_EQ(copy->last_report()->seeders, core.last_report()->seeders);
+  EXPECT_EQ(copy->last_report()->announce_rate, core.last_report()->announce_rate);
+  EXPECT_EQ(copy->tracker().torrent_size(), core.tracker().torrent_size());
+  const auto was = core.tracker().totals(taken);
+  const auto is = copy->tracker().totals(there);
+  EXPECT_EQ(is.announces, 51u);
+  EXPECT_EQ(is.announces, was.announces);
+  EXPECT_EQ(is.completions, was.completions);
+  EXPECT_EQ(is.arrivals, was.arrivals);
+  // Its next evaluation sees the same window (rates from the old owner's
+  // history, not from zero).
+  core.tick(taken + 60s);
+  copy->tick(there + 60s);
+  const health_report* next_here = core.last_report();
+  const health_report* next_there = copy->last_report();
+  EXPECT_GT(next_there->announce_rate, 0.0);
+  EXPECT_EQ(next_there->announce_rate, next_here->announce_rate);
+  EXPECT_EQ(next_there->completion_rate, next_here->completion_rate);
+  EXPECT_EQ(next_there->state, next_here->state);
   // Every peer, with its traits and its age.
   core.table().for_each([&](const peer_key& key, const endpoint& ep, bool seeder,
                             const peer_traits& t) {

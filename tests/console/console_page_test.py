@@ -12,8 +12,8 @@
    `<img src=x id=pwned>`: markup, if the page ever put API text into HTML.
 3. Drives /console/ in headless Chromium through Selenium (chromedriver) and
    checks, each time against what the API itself answers:
-   the redirect from /, the token form, the counts by health, the unhealthy
-   list (health, reasons, sizes, policy, remediation), one swarm's detail
+   the redirect from /, the token form, the counts by health, the cluster
+   panel ("single node"), the unhealthy list (health, reasons, sizes, policy, remediation), one swarm's detail
    (health, reasons, policy, interval, peers, remediation history), that the
    hostile peer_id is shown as text and created no element, a live update
    without reload (a new announce shows up), no browser console errors (CSP
@@ -391,6 +391,21 @@ def run(args, workdir):
               nodes[0]["cells"][1] == node["version"], "node row %s, API %s %s" % (
                   nodes, node["node"], node["version"]))
         log("counts, unhealthy list and node row match the API")
+
+        # The cluster panel of a daemon without a cluster: "single node".
+        cluster = d.api("/api/cluster")
+        check(cluster["enabled"] is False, "GET /api/cluster: %r" % cluster)
+
+        def single_node():
+            if not visible(driver, "cluster-single") or visible(driver, "cluster-detail"):
+                return "single-node note %s, member table %s" % (
+                    visible(driver, "cluster-single"), visible(driver, "cluster-detail"))
+            if "Single node" not in (text(driver, "cluster-single") or ""):
+                return "note %r" % text(driver, "cluster-single")
+            return None
+
+        wait_for("the cluster panel says single node", single_node)
+        log("cluster panel: single node")
 
         # One swarm's detail: click the critical swarm's row.
         driver.find_element(By.CSS_SELECTOR, "#unhealthy-table tr[data-hash='%s']" % ch).click()

@@ -63,6 +63,28 @@ TEST(AdminToken, ConstantTimeEqualComparesWholeStrings) {
   EXPECT_FALSE(constant_time_equal(std::string("a\0", 2), "a"));
 }
 
+TEST_F(AdminApi, ClusterWithoutClusterIsThisNodeAlone) {
+  start();
+  expect_json_error(admin_request(admin_port_, "GET", "/api/cluster", {}, ""), 401, "no token");
+  announce("cluster-a", "peer-1");
+  announce("cluster-b", "peer-1");
+  const json node = get_json("/api/node");
+  EXPECT_TRUE(node.at("cluster_node").is_null()) << node.dump();
+  const json j = get_json("/api/cluster");
+  EXPECT_EQ(j.at("enabled"), false) << j.dump();
+  EXPECT_EQ(j.at("node"), node.at("node"));
+  ASSERT_EQ(j.at("members").size(), 1u) << j.dump();
+  const json& me = j.at("members")[0];
+  EXPECT_EQ(me.at("name"), node.at("node"));
+  EXPECT_EQ(me.at("state"), "live");
+  EXPECT_EQ(me.at("self"), true);
+  EXPECT_EQ(me.at("swarms"), 2);
+  EXPECT_TRUE(j.at("migrations").is_array());
+  EXPECT_TRUE(j.at("migrations").empty());
+  expect_json_error(admin_request(admin_port_, "POST", "/api/cluster"), 405, "POST");
+  expect_json_error(admin_request(admin_port_, "GET", "/api/cluster?x=1"), 400, "query");
+}
+
 TEST_F(AdminApi, TokenIsRequired) {
   start();
   auto none = admin_request(admin_port_, "GET", "/api/node", {}, "");
