@@ -204,15 +204,14 @@ bool has_control(std::string_view s) noexcept {
   });
 }
 
-/// Printable form of a (possibly binary) text for error messages, with the
-/// spec's own escapes; `escape_percent` for decoded bytes (so the result reads
-/// as spec text), not for text the operator wrote.
-std::string printable(std::string_view s, bool escape_percent = true) {
+/// `s` with control bytes, bytes >= 0x7f, '"' and every byte in `also`
+/// written as %XX.
+std::string percent_escape(std::string_view s, std::string_view also) {
   static constexpr char digits[] = "0123456789ABCDEF";
   std::string out;
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f || (escape_percent && c == '%') || c == '"') {
+    if (u < 0x20 || u >= 0x7f || c == '"' || also.find(c) != std::string_view::npos) {
       out += '%';
       out += digits[u >> 4];
       out += digits[u & 0xf];
@@ -221,6 +220,13 @@ std::string printable(std::string_view s, bool escape_percent = true) {
     }
   }
   return out;
+}
+
+/// Printable form of a (possibly binary) text for error messages, with the
+/// spec's own escapes; `escape_percent` for decoded bytes (so the result reads
+/// as spec text), not for text the operator wrote.
+std::string printable(std::string_view s, bool escape_percent = true) {
+  return percent_escape(s, escape_percent ? "%" : "");
 }
 
 }  // namespace
@@ -330,19 +336,8 @@ std::optional<client_ban_list> client_ban_list::parse(std::string_view spec, std
 }
 
 std::string escape_ban_prefix(std::string_view raw) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : raw) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f || c == '%' || c == '"' || c == '=' || c == ';') {
-      out += '%';
-      out += digits[u >> 4];
-      out += digits[u & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  // '=' and ';' separate rules in the `clients.banned` notation.
+  return percent_escape(raw, "%=;");
 }
 
 std::optional<std::string> parse_ban_prefix(std::string_view text, std::string* error) {
