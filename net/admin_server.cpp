@@ -932,15 +932,12 @@ void tracker_metrics(exposition& m, const shared_ptr& sh) {
                    to_string(static_cast<http_outcome>(i)) + "\"",
                double(c.by_outcome[i]));
   }
-  std::uint64_t udp_denied = 0;
-  if (sh->cfg.access) udp_denied = sh->cfg.access->refused_udp_announces.load();
   if (sh->udp != nullptr) {
     const auto c = sh->udp->counters();
-    const auto refused = c.refused >= udp_denied ? c.refused - udp_denied : 0;
     m.sample(req, "transport=\"udp\",outcome=\"connect\"", double(c.connects));
     m.sample(req, "transport=\"udp\",outcome=\"announce_ok\"", double(c.announces));
-    m.sample(req, "transport=\"udp\",outcome=\"announce_refused\"", double(refused));
-    m.sample(req, "transport=\"udp\",outcome=\"announce_denied\"", double(udp_denied));
+    m.sample(req, "transport=\"udp\",outcome=\"announce_refused\"", double(c.refused));
+    m.sample(req, "transport=\"udp\",outcome=\"announce_denied\"", double(c.denied));
     m.sample(req, "transport=\"udp\",outcome=\"announce_failure\"", double(c.swarm_failures));
     m.sample(req, "transport=\"udp\",outcome=\"scrape_ok\"", double(c.scrapes));
     m.sample(req, "transport=\"udp\",outcome=\"bad_request\"", double(c.bad_requests));

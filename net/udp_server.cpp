@@ -82,6 +82,7 @@ struct udp_server::shared_state {
   std::atomic<std::uint64_t> error_replies{0};
   std::atomic<std::uint64_t> bad_requests{0};
   std::atomic<std::uint64_t> refused{0};
+  std::atomic<std::uint64_t> denied{0};
   std::atomic<std::uint64_t> swarm_failures{0};
   std::atomic<std::uint64_t> rerouted{0};
   std::atomic<std::uint64_t> dropped_malformed{0};
@@ -134,9 +135,10 @@ bool to_endpoint(const sockaddr_storage& ss, endpoint& out) {
 }
 
 /// Which counter a delivered reply bumps.
-/// `error`: a bad request; `refused`: an announce refused (swarm or access
-/// list); `failure`: the swarm could not answer.
-enum class reply_kind : std::uint8_t { announce, scrape, error, failure, connect, refused };
+/// `error`: a bad request; `refused`: an announce refused by its swarm;
+/// `denied`: an announce refused by the access list; `failure`: the swarm
+/// could not answer.
+enum class reply_kind : std::uint8_t { announce, scrape, error, failure, connect, refused, denied };
 
 void count_reply(shared_state& sh, reply_kind kind) noexcept {
   switch (kind) {
@@ -153,6 +155,10 @@ void count_reply(shared_state& sh, reply_kind kind) noexcept {
     case reply_kind::refused:
       bump(sh.error_replies);
       bump(sh.refused);
+      break;
+    case reply_kind::denied:
+      bump(sh.error_replies);
+      bump(sh.denied);
       break;
     case reply_kind::failure:
       bump(sh.error_replies);
@@ -691,7 +697,7 @@ struct udp_server::worker {
       shared->cfg.access->refused_udp_announces.fetch_add(1, std::memory_order_relaxed);
       scratch.clear();
       encode_udp_error_response(scratch, request.transaction, access_refused_text);
-      queue(from, scratch, reply_kind::refused, round_received);
+      queue(from, scratch, reply_kind::denied, round_received);
       return;
     }
     if (in_flight().load(std::memory_order_relaxed) >= shared->cfg.max_in_flight) {
@@ -988,6 +994,7 @@ udp_counters udp_server::counters() const noexcept {
   c.error_replies = get(s.error_replies);
   c.bad_requests = get(s.bad_requests);
   c.refused = get(s.refused);
+  c.denied = get(s.denied);
   c.swarm_failures = get(s.swarm_failures);
   c.rerouted = get(s.rerouted);
   c.dropped_malformed = get(s.dropped_malformed);

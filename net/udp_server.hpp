@@ -101,7 +101,8 @@ struct udp_counters {
   std::uint64_t scrapes = 0;            ///< scrape replies sent
   std::uint64_t error_replies = 0;      ///< error packets sent (parse, id, swarm failure, refusal)
   std::uint64_t bad_requests = 0;       ///< ... of those: unparsable request or bad connection id
-  std::uint64_t refused = 0;  ///< ... of those: announce refused (ban, abuse, access list)
+  std::uint64_t refused = 0;  ///< ... of those: announce refused by its swarm (ban, abuse)
+  std::uint64_t denied = 0;   ///< ... of those: announce refused by the access list
   std::uint64_t swarm_failures = 0;     ///< swarm timeout / unavailable (answered with an error)
   std::uint64_t rerouted = 0;  ///< announces routed again: their swarm ended before reading them
   std::uint64_t dropped_malformed = 0;  ///< parser said drop (no transaction id, ...)

@@ -300,6 +300,9 @@ TEST_F(AdminActions, DenyModeRefusesHttpAndUdpAndCreatesNoSwarm) {
   EXPECT_EQ(s.body, "d5:filesdee") << s.body;
   EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="http",request="announce"})"), 2);
   EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="udp",request="announce"})"), 1);
+  // An access-list refusal is "denied", never counted as a swarm's refusal.
+  EXPECT_EQ(metric(R"(swarmkeeper_tracker_requests_total{transport="udp",outcome="announce_denied"})"), 1);
+  EXPECT_EQ(metric(R"(swarmkeeper_tracker_requests_total{transport="udp",outcome="announce_refused"})"), 0);
   EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="http",request="scrape"})"), 1);
 
   // Allow it again (deny mode: removed from the list, and from the file).
