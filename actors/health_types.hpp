@@ -40,6 +40,12 @@ enum peer_flag : std::uint8_t {
   /// Has been sent a `warning message` for misbehaviour since its last
   /// clean announce (the next offence escalates).
   flag_warned = 1u << 5,
+  /// A partial seed (BEP 21): its last announce said `event=paused` with
+  /// `left > 0`, so it holds part of the torrent and downloads nothing
+  /// more. Neither a leecher nor stalled for health; never handed to a
+  /// seeder or another partial seed. Written by the peer table from each
+  /// announce (BEP 21 makes clients repeat `paused` on every announce).
+  flag_partial_seed = 1u << 6,
 };
 
 /// Everything the tracker remembers about one peer beyond its address: what
@@ -93,8 +99,18 @@ struct peer_traits {
   }
 };
 
-/// Health of one swarm.
-enum class swarm_health : std::uint8_t { healthy = 0, degraded = 1, critical = 2 };
+/// Health of one swarm. `unevaluated`: fewer peers than `health.min-peers`
+/// (or not yet ticked), so no rule is judged and no reason is given; such a
+/// swarm is never degraded or critical (most swarms of a public tracker are
+/// dead one-peer torrents, and calling them critical makes the alarm noise).
+/// The order healthy < degraded < critical is the order of severity;
+/// `unevaluated` sits outside it (see `is_unhealthy`).
+enum class swarm_health : std::uint8_t { healthy = 0, degraded = 1, critical = 2, unevaluated = 3 };
+
+/// Degraded or critical (the states remediation and alerts act on).
+constexpr bool is_unhealthy(swarm_health h) noexcept {
+  return h == swarm_health::degraded || h == swarm_health::critical;
+}
 
 /// Why a swarm is not healthy (bits of `health_report::reasons`).
 enum health_reason : std::uint32_t {
@@ -116,7 +132,10 @@ struct health_report {
   swarm_health state = swarm_health::healthy;
   std::uint32_t reasons = 0;  ///< `health_reason` bits
   std::uint64_t seeders = 0;
+  /// Leechers that download (partial seeds not included).
   std::uint64_t leechers = 0;
+  /// Partial seeds (BEP 21 `event=paused`): neither seeders nor leechers here.
+  std::uint64_t partial_seeds = 0;
   std::uint64_t stalled = 0;
   std::uint64_t quarantined = 0;
   /// Completions per hour over the health window.
@@ -173,6 +192,8 @@ inline std::string_view to_string(swarm_health h) noexcept {
       return "degraded";
     case swarm_health::critical:
       return "critical";
+    case swarm_health::unevaluated:
+      return "unevaluated";
   }
   return "unknown";
 }

@@ -248,7 +248,7 @@ typename Inspector::result_type inspect(Inspector& f, peer_entry& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_stats& x) {
-  return f(caf::meta::type_name("swarm_stats"), x.complete, x.incomplete, x.downloaded);
+  return f(caf::meta::type_name("swarm_stats"), x.complete, x.incomplete, x.downloaded, x.partial);
 }
 /// CAF 0.17 knows no std::optional: a presence flag plus the value, written
 /// back by a load callback when deserializing. Found by ADL through the
@@ -288,7 +288,7 @@ typename Inspector::result_type inspect(Inspector& f, announce_result& x) {
 // underlying type, like announce_event.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, health_report& x) {
-  return f(caf::meta::type_name("health_report"), x.state, x.reasons, x.seeders, x.leechers,
+  return f(caf::meta::type_name("health_report"), x.state, x.reasons, x.seeders, x.leechers, x.partial_seeds,
            x.stalled, x.quarantined, x.completion_rate, x.announce_rate, x.progress_p25,
            x.progress_median, x.progress_p75, x.at);
 }

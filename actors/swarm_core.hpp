@@ -51,6 +51,13 @@ namespace sk {
 /// Per-swarm counters of what the self-healing layer did to announces.
 struct swarm_core_counters {
   std::uint64_t announces = 0;
+  /// Repeats of the peer's previous announce within the duplicate window
+  /// (a client announcing per listen socket, over both transports, or a
+  /// user pressing "update tracker"): served, but neither early nor judged.
+  std::uint64_t repeats = 0;
+  /// Early announces (not repeats) served without a warning or refusal:
+  /// below the sustained-early threshold.
+  std::uint64_t early = 0;
   /// Refused: banned client prefix.
   std::uint64_t banned = 0;
   /// Refused: too frequent after a warning (min interval).

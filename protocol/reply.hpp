@@ -23,6 +23,9 @@ struct swarm_stats {
   std::int64_t complete = 0;    ///< seeders
   std::int64_t incomplete = 0;  ///< leechers
   std::int64_t downloaded = 0;  ///< completed events seen
+  /// Partial seeds (BEP 21), counted in `incomplete`; BEP 21's scrape field
+  /// `downloaders` is `incomplete - partial`.
+  std::int64_t partial = 0;
 };
 
 /// Everything an announce reply may carry. Views: the caller owns the bytes.

@@ -120,7 +120,15 @@ struct endpoint {
 };
 
 /// The announce `event` parameter. `none` is an ordinary re-announce.
-enum class announce_event : std::uint8_t { none = 0, completed = 1, started = 2, stopped = 3 };
+/// Announce events. `paused` is BEP 21's partial seed (HTTP `event=paused`,
+/// UDP event 4 as libtorrent sends it); the values 0..3 are BEP 15's.
+enum class announce_event : std::uint8_t {
+  none = 0,
+  completed = 1,
+  started = 2,
+  stopped = 3,
+  paused = 4
+};
 
 /// Hash for unordered containers. Mixes all 20 bytes: peer_ids share
 /// client prefixes ("-qB4650-"), so a prefix-only hash would collide.
