@@ -123,7 +123,7 @@ std::size_t allocator::draw_budget(std::size_t want) const noexcept {
 bool allocator::acceptable(const peer_table& t, std::uint32_t i) const {
   const peer_table::hot_entry& h = t.hot_[i];
   if (i == self_ || h.mark == t.mark_epoch_ || h.has(peer_table::hot_quarantined) ||
-      (h.flags & flag_quarantined) != 0) {
+      (h.flags & flag_quarantined) != 0 || (skip_partial_ && h.has(peer_table::hot_partial))) {
     return false;
   }
   const bool v6 = h.has(peer_table::hot_v6);
@@ -389,7 +389,8 @@ void allocator::choose(peer_table& t, policy_kind policy, const allocation_reque
     self_ = no_record;
   }
   family_ = req.family;
-  requester_seeder_ = req.requester_seeder;
+  requester_seeder_ = req.requester_seeder || req.requester_partial;
+  skip_partial_ = requester_seeder_;
   const bool unreachable =
       req.requester_traits != nullptr && req.requester_traits->has(flag_unreachable);
   avoid_unreachable_ =

@@ -115,6 +115,9 @@ struct allocation_config {
 struct allocation_request {
   peer_key requester;
   bool requester_seeder = false;
+  /// A partial seed (BEP 21): served like a seeder (downloading leechers
+  /// only), and, like a seeder, never handed other partial seeds.
+  bool requester_partial = false;
   /// May be null: unknown / not stored (then no flag applies). May point
   /// into the table (the `announce_ex` result): selection's `sync` moves no
   /// record, so the pointer stays valid through the call.
@@ -211,6 +214,9 @@ class allocator {
   std::uint32_t self_ = 0;
   family_filter family_ = family_filter::both;
   bool requester_seeder_ = false;
+  /// Seeders and partial seeds are never handed partial seeds: neither side
+  /// would download from the other.
+  bool skip_partial_ = false;
   bool avoid_unreachable_ = false;
 };
 

@@ -85,6 +85,9 @@ struct peer_traits {
   float progress = -1.0f;
   /// `peer_flag` bits.
   std::uint8_t flags = 0;
+  /// The event of the last accepted announce (`announce_event` value; a
+  /// repeat must say the same again, or nothing). In what was padding.
+  std::uint8_t last_event = 0;
   /// The port the last reachability probe was asked for (0: never probed;
   /// port 0 is never probed): a peer announcing another port is probed again.
   std::uint16_t probed_port = 0;

@@ -10,14 +10,7 @@ namespace {
 using std::chrono::duration_cast;
 using std::chrono::seconds;
 
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
+
 
 /// Time from `earlier` to `later`, never negative (a caller's clock may be
 /// fed out of order; that must not read as "announced in the future").
@@ -76,6 +69,15 @@ std::string warning_text(std::uint32_t findings, const behaviour_config& cfg,
 
 }  // namespace
 
+bool same_key_text(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
 std::string behaviour_config::validate() const {
   if (min_interval <= seconds{0}) {
     return "behaviour min interval must be positive (got " + std::to_string(min_interval.count()) +
@@ -86,6 +88,13 @@ std::string behaviour_config::validate() const {
   }
   if (!(early_announce_slack_fraction >= 0.0 && early_announce_slack_fraction < 1.0)) {
     return "early announce slack fraction must be in [0, 1)";
+  }
+  if (early_warn_after > 0 && early_refuse_after > 0 && early_warn_after > early_refuse_after) {
+    return "early announces that warn (" + std::to_string(early_warn_after) +
+           ") must not exceed those that refuse (" + std::to_string(early_refuse_after) + ")";
+  }
+  if (duplicate_window < seconds{0}) {
+    return "duplicate window must not be negative";
   }
   if (stall_announces == 0) {
     return "stall announces must be at least 1";
@@ -137,6 +146,46 @@ std::string findings_to_string(std::uint32_t findings) {
   return out;
 }
 
+namespace {
+
+std::uint64_t distance(std::uint64_t a, std::uint64_t b) noexcept { return a > b ? a - b : b - a; }
+
+/// `req` says again what the stored announce said (see the header: repeat).
+bool is_repeat(const peer_traits& t, const announce_request& req, health_clock::duration elapsed,
+               const behaviour_config& cfg) noexcept {
+  if (elapsed > std::min(duration_cast<health_clock::duration>(cfg.duplicate_window),
+                         early_threshold(cfg))) {
+    return false;
+  }
+  const auto last = static_cast<announce_event>(t.last_event);
+  if (req.event != announce_event::none && req.event != last) {
+    return false;
+  }
+  if ((req.left == 0) != (t.left == 0)) {
+    return false;  // a role change (completion, re-check) is news
+  }
+  return distance(req.left, t.left) <= cfg.counter_noise &&
+         distance(req.uploaded, t.uploaded) <= cfg.counter_noise &&
+         distance(req.downloaded, t.downloaded) <= cfg.counter_noise;
+}
+
+/// Both transfer counters reset (to at most the noise) from a session that
+/// had moved beyond it: a client restarted from resume data without
+/// sending `started`.
+bool is_counter_reset(const peer_traits& t, const announce_request& req,
+                      const behaviour_config& cfg) noexcept {
+  const bool had = t.uploaded > cfg.counter_noise || t.downloaded > cfg.counter_noise;
+  const bool fresh = req.uploaded <= cfg.counter_noise && req.downloaded <= cfg.counter_noise &&
+                     (req.uploaded < t.uploaded || req.downloaded < t.downloaded);
+  return had && fresh;
+}
+
+bool partial_seed(const announce_request& req) noexcept {
+  return req.left > 0 && req.event == announce_event::paused;
+}
+
+}  // namespace
+
 behaviour_verdict observe_announce(peer_traits& t, const announce_request& req, bool is_new,
                                    health_time now, std::uint64_t torrent_size,
                                    const behaviour_config& cfg) {
@@ -149,6 +198,8 @@ behaviour_verdict observe_announce(peer_traits& t, const announce_request& req, 
         static_cast<std::uint8_t>(t.flags & (flag_reachable | flag_unreachable));
     t = peer_traits{};
     t.flags = probe_bits;
+    t.set(flag_partial_seed, partial_seed(req));
+    t.last_event = static_cast<std::uint8_t>(req.event);
     t.first_seen = now;
     t.last_announce = now;
     t.last_progress = now;
@@ -166,14 +217,23 @@ behaviour_verdict observe_announce(peer_traits& t, const announce_request& req, 
     return v;
   }
 
-  const bool restart = req.event == announce_event::started;
   const auto elapsed = since(t.last_announce, now);
 
-  // Timing. `completed` and `stopped` are sent when they happen, not on a
-  // timer: never early.
-  const bool timed = req.event != announce_event::completed && req.event != announce_event::stopped;
+  // Repeats first: the same announce again is never judged.
+  if (req.event != announce_event::stopped && is_repeat(t, req, elapsed, cfg)) {
+    v.repeat = true;
+    v.quarantine = t.has(flag_quarantined);
+    return v;
+  }
+
+  const bool restart = req.event == announce_event::started || is_counter_reset(t, req, cfg);
+
+  // Timing: only ordinary announces can be early; events are sent when they
+  // happen.
+  const bool timed = req.event == announce_event::none;
+  bool early = false;
   if (timed && elapsed < early_threshold(cfg)) {
-    v.findings |= finding_too_frequent;
+    early = true;
     ++t.early_announces;
     if (cfg.early_refuse_after > 0 && t.early_announces >= cfg.early_refuse_after) {
       // Refused: nothing of this announce is taken, so the next one is timed
@@ -184,11 +244,17 @@ behaviour_verdict observe_announce(peer_traits& t, const announce_request& req, 
       if (wait_s < wait) ++wait_s;  // round up
       v.retry_in = std::max(wait_s, seconds{1});
       v.refuse = true;
+      v.findings |= finding_too_frequent;
       v.quarantine = t.has(flag_quarantined);
       t.set(flag_warned);
       v.message = "announcing too often (min interval " + std::to_string(cfg.min_interval.count()) +
                   " s): retry in " + std::to_string(v.retry_in.count()) + " s";
       return v;
+    }
+    if (cfg.early_warn_after > 0 && t.early_announces >= cfg.early_warn_after) {
+      v.findings |= finding_too_frequent;
+    } else {
+      v.early = true;
     }
   }
 
@@ -198,7 +264,12 @@ behaviour_verdict observe_announce(peer_traits& t, const announce_request& req, 
     if (req.uploaded < t.uploaded || req.downloaded < t.downloaded) {
       v.findings |= finding_counters_backwards;
     }
-    if (req.left > t.left) {
+    // Benign rises: the magnet pattern (no size known before the metadata
+    // arrived, so the first announce said left = 0 with nothing
+    // downloaded), and a partial seed that selected more files.
+    const bool magnet = t.left == 0 && t.downloaded == 0;
+    const bool more_files = t.has(flag_partial_seed);
+    if (req.left > t.left && !magnet && !more_files) {
       v.findings |= finding_left_rising;
     }
     const std::uint64_t up = req.uploaded > t.uploaded ? req.uploaded - t.uploaded : 0;
@@ -243,13 +314,15 @@ behaviour_verdict observe_announce(peer_traits& t, const announce_request& req, 
   if (!req.key.empty()) {
     if (t.key.empty() || restart) {
       t.key = req.key;
-    } else if (!iequals(t.key, req.key)) {
+    } else if (!same_key_text(t.key, req.key)) {
       v.findings |= finding_key_mismatch;
     }
   }
 
-  // Progress and stall (leechers only).
-  if (req.left == 0 || req.left < t.left) {
+  // Progress and stall (downloading leechers only: a partial seed wants
+  // nothing more, so it cannot be stalled).
+  const bool partial = partial_seed(req);
+  if (req.left == 0 || req.left < t.left || partial) {
     t.announces_without_progress = 0;
     t.last_progress = now;
     t.set(flag_stalled, false);
@@ -262,6 +335,8 @@ behaviour_verdict observe_announce(peer_traits& t, const announce_request& req, 
     }
   }
 
+  t.set(flag_partial_seed, partial);
+  t.last_event = static_cast<std::uint8_t>(req.event);
   t.left = req.left;
   t.uploaded = req.uploaded;
   t.downloaded = req.downloaded;
@@ -285,7 +360,7 @@ behaviour_verdict observe_announce(peer_traits& t, const announce_request& req, 
     v.warn = true;
     t.set(flag_warned);
     v.message = warning_text(v.findings, cfg, quarantined_now);
-  } else {
+  } else if (!early) {
     t.early_announces = 0;
     t.set(flag_warned, false);
   }

@@ -6,36 +6,57 @@
 /// detectors remember lives in the peer's `peer_traits` (health_types.hpp),
 /// so a swarm restored from a copy of its peers judges on as before.
 ///
-/// What is judged, per announce (`observe_announce`):
+/// First rule: a client that follows the protocol is never warned, refused
+/// or struck. Every pattern below that real clients produce is benign.
 ///
-///   timing     too_frequent       sooner than min_interval - slack after the
-///                                 last accepted announce (event=completed
-///                                 and event=stopped are exempt: clients send
-///                                 them when they happen, by design)
-///   counters   counters_backwards uploaded or downloaded went down
-///              left_rising        left went up
-///              impossible_rate    Δuploaded or Δdownloaded / Δt above a cap
-///              repeated_completed a second `completed` in one session
-///   identity   key_mismatch       another `key` than the one first sent
-///   progress   stalled            leecher whose left stopped going down
+/// Each announce of a known peer is first sorted into one of:
 ///
-/// `event=started` from a known peer is a restart: a new session of the same
-/// client, whose counters may start again from zero, whose `left` may be
-/// higher (re-check, files added) and whose key may be new. It is exempt from
-/// the counter and key rules, but not from the timing rule (spamming
-/// `started` must not be a way around `min interval`).
+///   repeat   the same announce again: within `duplicate_window` (and
+///            sooner than the early threshold), same event as the previous
+///            one or none, still seeder / still leecher, and no counter
+///            moved more than `counter_noise`. Real clients do this all the
+///            time: libtorrent announces once per listen socket, a torrent
+///            may list the tracker as http:// and udp://, users press
+///            "update tracker", UDP clients resend a lost request. A repeat
+///            is served (a fresh peer list), changes no trait, counts as
+///            neither early nor a strike (`behaviour_verdict::repeat`).
+///   early    not a repeat, an ordinary announce (event none) sooner than
+///            `min_interval - slack` after the last accepted one.
+///            Enforcement is for *sustained* early announcing only: the
+///            `early_warn_after`-th early announce in a row (no on-time one
+///            between) is served with a warning, the `early_refuse_after`-th
+///            and later are refused with `retry in` (0 disables either).
+///            `started`, `stopped`, `completed` and `paused` (BEP 21) are
+///            sent when they happen and are never early.
+///   regular  everything else; judged by the counter rules.
 ///
-/// Escalation:
+/// Counter and identity rules (each offending announce: warn + one strike;
+/// `quarantine_strikes` strikes quarantine the peer):
 ///
-///   too_frequent:  1st early announce  -> warn  (flag_warned, message)
-///                  early_refuse_after-th early announce since the last clean
-///                  one -> refuse (failure reason + retry_in); a refused
-///                  announce is not applied (see `observe_announce`)
-///   counters/key:  each offending announce -> warn + one strike;
-///                  strikes >= quarantine_strikes -> flag_quarantined
-///   clean announce (no misbehaviour finding, on time): early_announces = 0,
-///                  flag_warned cleared. Strikes and quarantine stay (see
-///                  `behaviour_config::quarantine_strikes`).
+///   counters_backwards uploaded or downloaded went down, but not to (near)
+///                      zero: a reset to <= counter_noise is a client
+///                      restart (see below)
+///   left_rising        left went up, except: the magnet pattern (the
+///                      stored announce had left = 0 and downloaded = 0:
+///                      the client did not know the size before the
+///                      metadata arrived), a partial seed selecting more
+///                      files, and a restart
+///   impossible_rate    Δuploaded or Δdownloaded / Δt above a cap
+///   repeated_completed a second `completed` in one session (a repeat of
+///                      the completing announce is not one)
+///   key_mismatch       another `key` than the one first sent
+///   stalled            leecher whose left stopped going down (progress,
+///                      not misbehaviour; partial seeds are never stalled)
+///
+/// A restart is a new session of the same client, whose counters start
+/// again, whose `left` may be higher (re-check, files added) and whose key
+/// may be new: `event=started`, or both transfer counters reset to at most
+/// `counter_noise` (clients restarting from resume data without
+/// `started`). A restart is exempt from the counter and key rules.
+///
+/// A clean announce (no misbehaviour finding, on time) clears the early
+/// streak and `flag_warned`. Strikes and quarantine stay (see
+/// `behaviour_config::quarantine_strikes`).
 
 #include <chrono>
 #include <cstdint>
@@ -62,11 +83,29 @@ struct behaviour_config {
   /// enforced: announces sooner than 5 s are early).
   std::chrono::seconds early_announce_slack{30};
   double early_announce_slack_fraction = 0.05;
-  /// Early announces since the last clean one that turn a warning into a
-  /// refusal. 2: the first early announce is served with a warning, the
-  /// second one (the client ignored it) gets a `failure reason` with
-  /// `retry in`, as issue 5 asks.
-  std::uint32_t early_refuse_after = 2;
+  /// Early announces in a row (repeats and exempt events not counted) from
+  /// which one is served with a `warning message`. 3: one early announce
+  /// is a user pressing "update tracker" or a client re-announcing after its
+  /// address changed; two can be both. 0: never warn.
+  std::uint32_t early_warn_after = 3;
+  /// Early announces in a row from which one is refused (`failure reason`
+  /// with `retry in` until min interval has passed since the last accepted
+  /// announce; the refused announce is not applied). 5: two more after the
+  /// warning, which a client that reads warnings will not send. 0: never
+  /// refuse.
+  std::uint32_t early_refuse_after = 5;
+
+  /// Repeats: an announce within this long of the last accepted one (and
+  /// sooner than the early threshold, so an on-time announce is never a
+  /// repeat) that says the same thing again. 2 min: libtorrent's announces
+  /// per listen socket and per tracker URL arrive within milliseconds, a
+  /// user pressing "update tracker" within a minute or two.
+  std::chrono::seconds duplicate_window{120};
+  /// Counter movement that is noise: a repeat may move left, uploaded and
+  /// downloaded by at most this many bytes each, and a counter reset to at
+  /// most this is a restart, not "counters backwards". 16 MiB: a few seconds
+  /// of a fast home link, far below any torrent a reset could hide.
+  std::uint64_t counter_noise = 16ull << 20;
 
   /// A leecher is stalled when `left` has not gone down for at least
   /// `stall_announces` consecutive announces AND at least `stall_time` since
@@ -147,6 +186,11 @@ std::string findings_to_string(std::uint32_t findings);
 struct behaviour_verdict {
   /// `behaviour_finding` bits found in this announce.
   std::uint32_t findings = 0;
+  /// A repeat of the previous announce: serve it, judge nothing, change no
+  /// trait (the caller counts it and does not feed the health model).
+  bool repeat = false;
+  /// Early (not a repeat), below the warning threshold: served as usual.
+  bool early = false;
   /// Serve the announce, with `message` as `warning message`.
   bool warn = false;
   /// Do not serve it: answer with `message` as `failure reason` and
@@ -168,6 +212,11 @@ struct behaviour_verdict {
   std::string message;
 };
 
+/// Whether two announce `key`s are the same key: ASCII case is ignored
+/// (HTTP clients send hex in either case, the UDP parser writes upper-case
+/// hex).
+bool same_key_text(std::string_view a, std::string_view b) noexcept;
+
 /// Judges one announce and updates the peer's traits.
 ///
 /// `t` is the peer's stored traits. When `is_new` they are reset here
@@ -177,8 +226,10 @@ struct behaviour_verdict {
 /// swarm's current estimate
 /// (`swarm_health_tracker::torrent_size()`, 0 when unknown) for `progress`.
 ///
-/// Updates, unless refused: left/uploaded/downloaded, key (first non-empty
-/// one, or the new one on `started`), last_announce, announces,
+/// A repeat (`behaviour_verdict::repeat`) changes nothing. Otherwise,
+/// unless refused: left/uploaded/downloaded, key (first non-empty
+/// one, or the new one on a restart), last_event, flag_partial_seed,
+/// last_announce, announces,
 /// announces_without_progress, last_progress, completed_at, progress
 /// (1 - left/torrent_size, 1 for a seeder, -1 when the size is unknown),
 /// early_announces, strikes and flags stalled / quarantined / warned /

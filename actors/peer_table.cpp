@@ -115,18 +115,19 @@ void peer_table::key_index::set_key(std::uint64_t seed) noexcept {
 }
 
 std::uint64_t peer_table::key_index::hash(const peer_key& k) const noexcept {
-  // 37 key bytes as five words (id: 8 + 8 + 4, address: 8 + 8, family
-  // folded into the last), each pair multiplied under secret keys: the
+  // The peer id and the address family only, not the address: every record
+  // of one id and family shares a tag and a home bucket, so the records of a
+  // client that roamed to a new address are found on one probe run
+  // (`for_each_same_id`). The table bounds such records per id
+  // (`max_addresses_per_id`), so a crafted id cannot grow a run. The 20 id
+  // bytes are three words, each pair multiplied under secret keys: the
   // folded 128-bit products mix every input bit into every output bit, and
   // without the keys a client cannot aim ids at one bucket.
   std::uint64_t id[3] = {0, 0, 0};
   std::memcpy(id, k.id.bytes.data(), 20);
-  std::uint64_t ip[2];
-  std::memcpy(ip, k.ip.bytes.data(), sizeof ip);
   const std::uint64_t a = mum(id[0] ^ k0_, id[1] ^ k1_);
-  const std::uint64_t b = mum(id[2] ^ k2_ ^ (k.ip.v6 ? 0x9e3779b97f4a7c15ULL : 0), ip[0] ^ k3_);
-  const std::uint64_t c = mum(ip[1] ^ k1_ ^ a, b ^ k0_);
-  return mum(c ^ k2_, a ^ k3_);
+  const std::uint64_t b = mum(id[2] ^ k2_ ^ (k.ip.v6 ? 0x9e3779b97f4a7c15ULL : 0), a ^ k3_);
+  return mum(b ^ k1_, a ^ k2_);
 }
 
 std::uint32_t peer_table::key_index::find(const peer_key& k,
@@ -373,7 +374,15 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     if (records_.size() >= max_peers_) {
       return {change::rejected, nullptr};
     }
+    if (max_addresses_per_id != 0) {
+      std::size_t same = 0;
+      index_.for_each_same_id(id, ep.ip.v6, records_, [&](std::uint32_t) { ++same; });
+      if (same >= max_addresses_per_id) {
+        return {change::rejected, nullptr};
+      }
+    }
     const auto i = static_cast<std::uint32_t>(records_.size());
+    const bool partial = left > 0 && event == announce_event::paused;
     family& f = family_of(ep.ip);
     record r;
     r.id = id;
@@ -385,6 +394,7 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     h.slot = static_cast<std::uint32_t>(f.owner.size());
     h.set(hot_v6, ep.ip.v6);
     h.set(hot_seeder, left == 0);
+    h.set(hot_partial, partial);
     index_.insert(key, i);
     f.owner.push_back(i);
     f.compact.resize(f.compact.size() + f.width);
@@ -400,6 +410,7 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     hint_ = i;
     hint_key_ = key;
     ++(left == 0 ? seeders_ : leechers_);
+    partial_ += partial;
     if (records_.back().completed) {
       ++downloaded_;
     }
@@ -434,12 +445,34 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
       h.set(hot_seeder, seeder);
     }
   }
+  const bool partial = !seeder && event == announce_event::paused;
+  if (partial != h.has(hot_partial)) {
+    partial ? ++partial_ : --partial_;
+    h.set(hot_partial, partial);
+  }
   if (event == announce_event::completed && !r.completed) {
     r.completed = true;
     ++downloaded_;
   }
   pending_.push_back(i);
   return {change::updated, &fresh_traits(i)};
+}
+
+bool peer_table::roam(const peer_key& from, const endpoint& to) {
+  sync();
+  const std::uint32_t i = locate(from);
+  if (i == none || from.ip.v6 != to.ip.v6 || locate(peer_key{from.id, to.ip}) != none) {
+    return false;
+  }
+  // Same id and family: the index entry (tag and home bucket) stays valid.
+  record& r = records_[i];
+  r.ip = to.ip;
+  r.port = to.port;
+  write_compact(i);
+  if (hint_ == i) {
+    hint_key_ = peer_key{r.id, r.ip};
+  }
+  return true;
 }
 
 peer_traits* peer_table::traits(const peer_key& k) {
@@ -460,6 +493,7 @@ void peer_table::remove_at(std::uint32_t i) {
   record& r = records_[i];
   const hot_entry h = hot_[i];
   --(h.has(hot_seeder) ? seeders_ : leechers_);
+  partial_ -= h.has(hot_partial);
   index_.erase(peer_key{r.id, r.ip}, i);
   if (!h.has(hot_quarantined)) {
     pool_erase(i);
@@ -676,12 +710,15 @@ bool peer_table::check_invariants() const {
     }
   }
   std::size_t seeders = 0;
+  std::size_t partial = 0;
   std::size_t completed = 0;
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const record& r = records_[i];
     const hot_entry& h = hot_[i];
     // The hot entry mirrors the record: family, and (once synced) flags.
-    if (h.has(hot_v6) != r.ip.v6 || (h.state & ~(hot_quarantined | hot_v6 | hot_seeder)) != 0) {
+    if (h.has(hot_v6) != r.ip.v6 ||
+        (h.state & ~(hot_quarantined | hot_v6 | hot_seeder | hot_partial)) != 0 ||
+        (h.has(hot_partial) && h.has(hot_seeder))) {
       return false;
     }
     if (h.mark > mark_epoch_) {
@@ -722,9 +759,10 @@ bool peer_table::check_invariants() const {
       return false;
     }
     seeders += h.has(hot_seeder);
+    partial += h.has(hot_partial);
     completed += r.completed;
   }
-  if (seeders != seeders_ || records_.size() - seeders != leechers_) {
+  if (seeders != seeders_ || records_.size() - seeders != leechers_ || partial != partial_) {
     return false;
   }
   // downloaded_ also counts completions of peers that left since.

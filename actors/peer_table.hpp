@@ -23,9 +23,10 @@
 namespace sk {
 
 /// Identity of a peer in a swarm: a re-announce with the same peer_id from
-/// the same address is the same peer (its port may change); the same peer_id
-/// from another address is another peer (we cannot tell a roaming client from
-/// an impostor without the `key`, so neither may evict the other).
+/// the same address is the same peer (its port may change). The same peer_id
+/// from another address is another peer, unless the swarm core recognises a
+/// client that roamed (same `key`, same family: `peer_table::roam`); a
+/// different key is an impostor and stays a separate peer.
 struct peer_key {
   peer_id id;
   ip_address ip;
@@ -207,6 +208,32 @@ class peer_table {
                                               std::uint64_t left, announce_event event,
                                               time_point now);
 
+  /// Most records one peer id may have per address family (the roaming and
+  /// impostor rules keep the rest apart); a new address beyond it is
+  /// `rejected`. It bounds the index's probe runs, which are shared by the
+  /// records of one id. 4: a client on several interfaces of one family,
+  /// with room to spare.
+  static constexpr std::size_t max_addresses_per_id = 4;
+
+  /// Calls `f(const peer_key&, const peer_traits&)` for every stored peer
+  /// with id `id` and the family of `ip`, at an address other than `ip`
+  /// (at most `max_addresses_per_id`). `f` must not call into the table.
+  template <class F>
+  void for_each_other_address(const peer_id& id, const ip_address& ip, F&& f) const {
+    index_.for_each_same_id(id, ip.v6, records_, [&](std::uint32_t i) {
+      const record& r = records_[i];
+      if (!(r.ip == ip)) {
+        f(peer_key{r.id, r.ip}, static_cast<const peer_traits&>(fresh_traits(i)));
+      }
+    });
+  }
+
+  /// Moves the stored peer `from` to the endpoint `to` (a client whose
+  /// address changed): same record, traits, role and counts; only the
+  /// address and port change. False, changing nothing, when `from` is
+  /// unknown, `to` is of another family, or `to` is stored already.
+  bool roam(const peer_key& from, const endpoint& to);
+
   /// Traits of a stored peer, nullptr if unknown; valid until the next
   /// non-const call (same rules as `announce_ex`).
   peer_traits* traits(const peer_key& k);
@@ -302,16 +329,20 @@ class peer_table {
     return res;
   }
 
-  /// complete = seeders, incomplete = leechers, downloaded = completions.
+  /// complete = seeders, incomplete = leechers (partial seeds included),
+  /// downloaded = completions, partial = partial seeds (BEP 21).
   swarm_stats stats() const noexcept {
     return {static_cast<std::int64_t>(seeders_), static_cast<std::int64_t>(leechers_),
-            static_cast<std::int64_t>(downloaded_)};
+            static_cast<std::int64_t>(downloaded_), static_cast<std::int64_t>(partial_)};
   }
   std::size_t size() const noexcept { return records_.size(); }
   bool empty() const noexcept { return records_.empty(); }
   /// Seeders and leechers, quarantined ones included (exact).
   std::size_t seeders() const noexcept { return seeders_; }
   std::size_t leechers() const noexcept { return leechers_; }
+  /// Partial seeds (BEP 21: last announce `event=paused` with left > 0);
+  /// counted in `leechers()` too, as scrape's `incomplete` counts them.
+  std::size_t partial_seeds() const noexcept { return partial_; }
   std::uint64_t downloaded() const noexcept { return downloaded_; }
   std::size_t ipv4_count() const noexcept { return v4_.owner.size(); }
   std::size_t ipv6_count() const noexcept { return v6_.owner.size(); }
@@ -372,6 +403,8 @@ class peer_table {
   static constexpr std::uint8_t hot_quarantined = 1u << 0;  ///< out of the sampling sets
   static constexpr std::uint8_t hot_v6 = 1u << 1;           ///< `ip.v6`
   static constexpr std::uint8_t hot_seeder = 1u << 2;       ///< role
+  /// A partial seed (a leecher by role and pool; see `flag_partial_seed`).
+  static constexpr std::uint8_t hot_partial = 1u << 3;
 
   /// What selection reads and writes per candidate, 16 bytes, in `hot_`
   /// parallel to `records_` (hot_[i] belongs to records_[i]). A candidate
@@ -446,6 +479,23 @@ class peer_table {
     void move(const peer_key& k, std::uint32_t from, std::uint32_t to);
     /// Probe-run and tag invariants, and that every record is found; O(size).
     bool check(const std::vector<record>& records) const;
+    /// Calls `f(records_ index)` for every record with id `id` and family
+    /// `v6` (they share one tag and home bucket: the hash ignores the
+    /// address).
+    template <class F>
+    void for_each_same_id(const peer_id& id, bool v6, const std::vector<record>& records,
+                          F&& f) const {
+      if (size_ == 0) {
+        return;
+      }
+      const auto tag = static_cast<std::uint32_t>(hash(peer_key{id, ip_address{v6, {}}}) >> 32);
+      for (std::uint32_t p = tag & mask_; slots_[p].index != none; p = (p + 1) & mask_) {
+        const entry& e = slots_[p];
+        if (e.tag == tag && records[e.index].id == id && records[e.index].ip.v6 == v6) {
+          f(e.index);
+        }
+      }
+    }
 
    private:
     std::uint32_t slot_of(const peer_key& k, std::uint32_t i) const;
@@ -508,6 +558,7 @@ class peer_table {
   std::array<std::array<std::vector<std::uint32_t>, 2>, 2> pools_;
   std::size_t seeders_ = 0;
   std::size_t leechers_ = 0;
+  std::size_t partial_ = 0;
   std::uint64_t downloaded_ = 0;
   std::size_t max_peers_;
   /// Sweep position in records_.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -24,6 +25,8 @@ std::uint64_t derive(std::uint64_t seed, std::uint64_t stream) {
 }
 
 bool valid_scale(double s) noexcept { return s > 0.0 && s <= max_interval_scale; }
+
+
 
 }  // namespace
 
@@ -86,14 +89,33 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
     }
   }
 
-  // 2. A known peer is judged before its announce is applied: a refused
-  // (too frequent) announce must not touch the table.
+  // 2. A client that roamed: no record at this address, but one of the
+  // same id and family elsewhere with the same key. It moves (no ghost left
+  // at the old address, counts unchanged) and is judged as the known peer
+  // it is. Another key is an impostor and becomes a separate peer.
   const peer_key key{req.id, a.peer.ip};
+  peer_traits* known = table_.traits(key);
+  if (known == nullptr && !req.key.empty()) {
+    std::optional<peer_key> roamed;
+    table_.for_each_other_address(req.id, a.peer.ip,
+                                  [&](const peer_key& k, const peer_traits& t) {
+                                    if (!roamed && !t.key.empty() && same_key_text(t.key, req.key)) roamed = k;
+                                  });
+    if (roamed && table_.roam(*roamed, a.peer)) {
+      ++counters_.roamed;
+      known = table_.traits(key);
+    }
+  }
+
+  // 3. A known peer is judged before its announce is applied: a refused
+  // (too frequent) announce must not touch the table.
   behaviour_verdict verdict;
   bool judged = false;
   bool was_seeder = false;
-  if (peer_traits* known = table_.traits(key)) {
+  announce_event table_event = req.event;
+  if (known != nullptr) {
     was_seeder = table_.is_seeder(key);
+    const auto last_event = static_cast<announce_event>(known->last_event);
     verdict = observe_announce(*known, req, false, now, tracker_.torrent_size(), behaviour_);
     judged = true;
     if (verdict.refuse) {
@@ -103,11 +125,20 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
       refuse(out, verdict.message, (secs + 59) / 60);
       return true;
     }
+    if (verdict.repeat) {
+      ++counters_.repeats;
+      // A repeat without an event says what the previous announce said: a
+      // partial seed stays one.
+      if (req.event == announce_event::none) table_event = last_event;
+    } else if (verdict.early && !verdict.warn) {
+      ++counters_.early;
+    }
   }
 
-  // 3. Apply, judge a new peer, feed the health model.
+  // 4. Apply, judge a new peer, feed the health model (repeats are not
+  // news to it).
   const bool seeder_now = req.left == 0;
-  auto [change, traits] = table_.announce_ex(req.id, a.peer, req.left, req.event, now);
+  auto [change, traits] = table_.announce_ex(req.id, a.peer, req.left, table_event, now);
   const peer_traits* requester_traits = nullptr;
   switch (change) {
     case peer_table::change::added:
@@ -117,7 +148,7 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
       requester_traits = traits;
       break;
     case peer_table::change::updated:
-      tracker_.on_announce(*traits, false, seeder_now, now);
+      if (!verdict.repeat) tracker_.on_announce(*traits, false, seeder_now, now);
       requester_traits = traits;
       break;
     case peer_table::change::removed:
@@ -131,19 +162,22 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
   if (judged && verdict.completed) {
     tracker_.on_completed(now);
   }
+  const bool partial_now =
+      requester_traits != nullptr && requester_traits->has(flag_partial_seed);
 
   // Reachability: a stored peer may be due for a probe (off by default).
   if (probing_ && requester_traits != nullptr) {
     consider_probe(key, a.peer.port, *traits, now);
   }
 
-  // 4. Peers: a peer that leaves needs none; everyone else gets the
+  // 5. Peers: a peer that leaves needs none; everyone else gets the
   // policy's choice. (A rejected new peer, table full, still gets some: it
   // is not excluded because it is not stored.)
   if (req.event != announce_event::stopped) {
     allocation_request ar;
     ar.requester = key;
     ar.requester_seeder = seeder_now;
+    ar.requester_partial = partial_now;
     ar.requester_traits = requester_traits;
     ar.numwant = cfg_.resolve_numwant(req.numwant);
     ar.compact = req.compact;
@@ -158,8 +192,9 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
     }
   }
 
-  // 5. Interval and messages.
-  out.interval = interval_for(seeder_now);
+  // 6. Interval and messages. A partial seed wants nothing more: it is timed
+  // like a seeder, never as a starving leecher.
+  out.interval = interval_for(seeder_now || partial_now);
   if (!seeder_now && requester_traits != nullptr && requester_traits->has(flag_unreachable) &&
       cfg_.intervals.unreachable_leecher_scale < 1.0) {
     // See interval_control::unreachable_leecher_scale.
@@ -246,7 +281,7 @@ bool swarm_core::seeder_appeal_active() const noexcept {
     return false;
   }
   const health_report* r = last_report();
-  return r != nullptr && r->state != swarm_health::healthy && (r->reasons & seeding_reasons) != 0;
+  return r != nullptr && is_unhealthy(r->state) && (r->reasons & seeding_reasons) != 0;
 }
 
 // -- reachability probes ---------------------------------------------------------

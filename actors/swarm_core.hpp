@@ -58,6 +58,9 @@ struct swarm_core_counters {
   /// Early announces (not repeats) served without a warning or refusal:
   /// below the sustained-early threshold.
   std::uint64_t early = 0;
+  /// Peers that came back from a new address with their old `key` and
+  /// replaced their own record (roaming).
+  std::uint64_t roamed = 0;
   /// Refused: banned client prefix.
   std::uint64_t banned = 0;
   /// Refused: too frequent after a warning (min interval).

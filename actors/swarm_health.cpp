@@ -82,8 +82,11 @@ health_sample::health_sample(std::size_t capacity, std::uint64_t seed)
     : capacity_(capacity), seed_(seed), rng_state_(seed) {}
 
 void health_sample::add(const peer_traits& t, bool seeder) {
+  const bool partial = !seeder && t.has(flag_partial_seed);
   if (seeder) {
     ++seeders_;
+  } else if (partial) {
+    ++partial_seeds_;
   } else {
     ++leechers_;
     if (t.has(flag_stalled)) ++stalled_;
@@ -93,7 +96,7 @@ void health_sample::add(const peer_traits& t, bool seeder) {
   if (t.has(flag_reachable)) ++reachable_;
   if (t.strikes > 0 || t.has(flag_warned)) ++abusive_;
   if (t.has(flag_poor_contributor)) ++poor_contributors_;
-  if (!seeder && t.progress >= 0.0f && capacity_ > 0) {
+  if (!seeder && !partial && t.progress >= 0.0f && capacity_ > 0) {
     // Reservoir sampling (Algorithm R): after n offers every value was kept
     // with probability capacity / n.
     ++progress_seen_;
@@ -107,7 +110,7 @@ void health_sample::add(const peer_traits& t, bool seeder) {
 }
 
 void health_sample::clear() {
-  seeders_ = leechers_ = stalled_ = quarantined_ = unreachable_ = reachable_ = abusive_ =
+  seeders_ = leechers_ = partial_seeds_ = stalled_ = quarantined_ = unreachable_ = reachable_ = abusive_ =
       poor_contributors_ = progress_seen_ = 0;
   rng_state_ = seed_;
   progress_.clear();
@@ -184,8 +187,9 @@ swarm_health_tracker::portable_state swarm_health_tracker::export_state(health_t
 
 void swarm_health_tracker::import_state(const portable_state& s, health_time now) {
   const auto clamp_state = [](std::uint8_t v) {
-    return v <= static_cast<std::uint8_t>(swarm_health::critical) ? static_cast<swarm_health>(v)
-                                                                  : swarm_health::healthy;
+    return v <= static_cast<std::uint8_t>(swarm_health::unevaluated)
+               ? static_cast<swarm_health>(v)
+               : swarm_health::unevaluated;
   };
   constexpr std::uint32_t all_reasons = (1u << health_reason_count) - 1;
   for (bucket& b : ring_) b = bucket{};
@@ -228,7 +232,7 @@ void swarm_health_tracker::on_announce(const peer_traits& after, bool is_new, bo
   note_time(now);
   if (bucket* b = bucket_at(now)) {
     ++b->announces;
-    if (is_new && !seeder) ++b->arrivals;
+    if (is_new && !seeder && !after.has(flag_partial_seed)) ++b->arrivals;
   }
   if (!after.has(flag_quarantined)) observe_size(after.left, after.downloaded);
 }
@@ -294,8 +298,9 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
     raw = std::max(raw, level);
   };
 
-  if (seeders == 0 && leechers > 0) raise(reason_no_seeders, swarm_health::critical);
-  if (peers >= cfg_.min_peers) {
+  const bool evaluated = peers >= cfg_.min_peers;
+  if (evaluated) {
+    if (seeders == 0 && leechers > 0) raise(reason_no_seeders, swarm_health::critical);
     const bool few_seeders =
         seeders > 0 && leechers > 0 && ratio(seeders, leechers) < cfg_.min_seeder_ratio;
     if (few_seeders) raise(reason_few_seeders, swarm_health::degraded);
@@ -329,31 +334,42 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
         (seeders == 0 || few_seeders)) {
       raise(reason_flash_crowd, swarm_health::degraded);
     }
+  } else {
+    raw = swarm_health::unevaluated;
   }
   raw_state_ = raw;
   raw_reasons_ = reasons;
 
-  // Hysteresis: worse at once, better after `recovery_evaluations` in a row;
-  // each reason lingers until absent that many evaluations in a row.
+  // Hysteresis, between evaluated states only: worse at once, better after
+  // `recovery_evaluations` in a row; each reason lingers until absent that
+  // many evaluations in a row. Too few peers is a fact, not a trend: the
+  // swarm is unevaluated at once and judged afresh when it grows.
   const std::uint32_t needed = std::max<std::uint32_t>(cfg_.recovery_evaluations, 1);
   const swarm_health prev_state = last_.state;
   const std::uint32_t prev_reasons = last_.reasons;
   swarm_health state = prev_state;
-  if (raw >= prev_state || ++better_streak_ >= needed) {
-    state = raw;
-    better_streak_ = 0;
-  }
   std::uint32_t reported = 0;
-  for (int i = 0; i < health_reason_count; ++i) {
-    const std::uint32_t bit = 1u << i;
-    auto& absent = absent_streak_[static_cast<std::size_t>(i)];
-    if ((reasons & bit) != 0) {
-      absent = 0;
-      reported |= bit;
-    } else if ((prev_reasons & bit) != 0 && ++absent < needed) {
-      reported |= bit;
-    } else {
-      absent = 0;
+  if (!evaluated || prev_state == swarm_health::unevaluated) {
+    state = raw;
+    reported = reasons;
+    better_streak_ = 0;
+    absent_streak_.fill(0);
+  } else {
+    if (raw >= prev_state || ++better_streak_ >= needed) {
+      state = raw;
+      better_streak_ = 0;
+    }
+    for (int i = 0; i < health_reason_count; ++i) {
+      const std::uint32_t bit = 1u << i;
+      auto& absent = absent_streak_[static_cast<std::size_t>(i)];
+      if ((reasons & bit) != 0) {
+        absent = 0;
+        reported |= bit;
+      } else if ((prev_reasons & bit) != 0 && ++absent < needed) {
+        reported |= bit;
+      } else {
+        absent = 0;
+      }
     }
   }
 
@@ -362,6 +378,7 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
   r.reasons = reported;
   r.seeders = seeders;
   r.leechers = leechers;
+  r.partial_seeds = s.partial_seeds();
   r.stalled = s.stalled();
   r.quarantined = s.quarantined();
   r.completion_rate = static_cast<double>(tot.completions) * 3600.0 / span;
@@ -373,7 +390,12 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
   r.progress_p75 = quantile_sorted(sorted, 0.75);
   r.at = now;
 
-  changed_ = state != prev_state || reported != prev_reasons;
+  // Healthy and unevaluated both ask nothing of the supervisor: moving
+  // between them is not worth a report (a public tracker has millions of
+  // small swarms growing and shrinking).
+  const auto quiet = [](swarm_health h) { return !is_unhealthy(h); };
+  changed_ = reported != prev_reasons ||
+             (state != prev_state && !(quiet(state) && quiet(prev_state)));
   last_ = r;
   return last_;
 }

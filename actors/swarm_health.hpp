@@ -62,8 +62,11 @@ namespace sk {
 ///       and >= flash_crowd_min_arrivals and seeders/leechers < min_seeder_ratio
 ///                                 reason_flash_crowd         degraded
 ///
-/// Except for no-seeders, rules are judged only when the swarm has at least
-/// `min_peers` peers: a tiny swarm's fractions are noise.
+/// Rules are judged only when the swarm has at least `min_peers` peers
+/// (partial seeds included); below that it is `unevaluated` with no reason:
+/// a tiny swarm's fractions are noise, and most swarms of a public tracker
+/// are one-peer torrents nobody can heal. Partial seeds (BEP 21) are neither
+/// seeders nor leechers in any rule: "leechers" are the peers downloading.
 struct health_config {
   /// Span of the sliding window for completions, arrivals, departures and
   /// announces. 30 min: longer than one default announce interval (so every
@@ -75,7 +78,7 @@ struct health_config {
   /// covers between `window - bucket` and `window`.
   std::chrono::seconds bucket{60};
 
-  /// Fewer peers than this: only the no-seeders rule applies. 5: below it one
+  /// Fewer peers than this: unevaluated (no rule applies). 5: below it one
   /// peer is 20 % or more of any fraction.
   std::uint64_t min_peers = 5;
   /// seeders / leechers below this is "few seeders". 0.1: one seeder per
@@ -145,9 +148,13 @@ class health_sample {
   /// Forgets everything (keeps the reservoir's memory and seed).
   void clear();
 
-  std::uint64_t peers() const noexcept { return seeders_ + leechers_; }
+  /// Every peer: seeders, downloading leechers and partial seeds.
+  std::uint64_t peers() const noexcept { return seeders_ + leechers_ + partial_seeds_; }
   std::uint64_t seeders() const noexcept { return seeders_; }
+  /// Downloading leechers (partial seeds not included).
   std::uint64_t leechers() const noexcept { return leechers_; }
+  /// Partial seeds (`flag_partial_seed`): neither leechers nor stalled.
+  std::uint64_t partial_seeds() const noexcept { return partial_seeds_; }
   /// Leechers with flag_stalled.
   std::uint64_t stalled() const noexcept { return stalled_; }
   std::uint64_t quarantined() const noexcept { return quarantined_; }
@@ -168,6 +175,7 @@ class health_sample {
  private:
   std::uint64_t seeders_ = 0;
   std::uint64_t leechers_ = 0;
+  std::uint64_t partial_seeds_ = 0;
   std::uint64_t stalled_ = 0;
   std::uint64_t quarantined_ = 0;
   std::uint64_t unreachable_ = 0;
@@ -218,12 +226,15 @@ class swarm_health_tracker {
   /// shorter than the window, at least one bucket), progress quartiles.
   const health_report& evaluate(const health_sample& s, health_time now);
 
-  /// The reported (hysteresis-filtered) state; healthy before any evaluate.
+  /// The reported (hysteresis-filtered) state; unevaluated before any
+  /// evaluate.
   swarm_health state() const noexcept { return last_.state; }
   /// The report of the last `evaluate`.
   const health_report& last() const noexcept { return last_; }
-  /// True when the last `evaluate` changed the reported state or reasons
-  /// (the first evaluate counts as a change only if not healthy).
+  /// True when the last `evaluate` changed the reported reasons, or the state
+  /// other than between healthy and unevaluated (neither asks anything of
+  /// the supervisor; the first evaluate counts as a change only if
+  /// degraded or critical).
   bool changed() const noexcept { return changed_; }
   /// State and reasons the rules computed at the last evaluate, before
   /// hysteresis (tests, admin API).
@@ -287,6 +298,11 @@ class swarm_health_tracker {
     std::uint32_t early_departures = 0;
   };
 
+  static health_report unevaluated_report() {
+    health_report r;
+    r.state = swarm_health::unevaluated;
+    return r;
+  }
   std::int64_t epoch_of(health_time t) const noexcept;
   /// The bucket of `now`, emptied first if it held an older bucket; nullptr
   /// when `now` is older than the slot's bucket (out-of-order time).
@@ -299,9 +315,9 @@ class swarm_health_tracker {
   /// First event or evaluate seen (warm-up of the rates and the low
   /// completion rule).
   std::optional<health_time> watched_since_;
-  health_report last_;
+  health_report last_ = unevaluated_report();
   bool changed_ = false;
-  swarm_health raw_state_ = swarm_health::healthy;
+  swarm_health raw_state_ = swarm_health::unevaluated;
   std::uint32_t raw_reasons_ = 0;
   /// Consecutive evaluations whose raw state was better than the reported one.
   std::uint32_t better_streak_ = 0;

@@ -26,8 +26,8 @@
 //   zeros are tolerated); beyond UINT64_MAX is an error, not a clamp.
 // - numwant: any negative number (clients send -1) means "no preference"
 //   and yields -1; values above `max_numwant` are clamped to it.
-// - event: "" and "empty" are a regular announce (BEP 3); "paused" (BEP 21,
-//   a partial seed) is treated as a regular announce too.
+// - event: "" and "empty" are a regular announce (BEP 3); "paused" is BEP
+//   21's partial seed (`announce_event::paused`).
 // - ip: an empty value is the same as no `ip`; a host name is `bad_ip`.
 // - A single-valued parameter repeated with the same value (as parsed, so
 //   port=6881 and port=06881 agree) is accepted; a different value is
@@ -418,9 +418,10 @@ query_error parse_announce_query(std::string_view query, const query_limits& lim
               ev = announce_event::completed;
             } else if (text == "stopped") {
               ev = announce_event::stopped;
-            } else if (text.empty() || text == "empty" || text == "paused") {
-              // BEP 3: empty = a regular announce. BEP 21 "paused" (a partial
-              // seed that stopped downloading) needs no different handling here.
+            } else if (text == "paused") {
+              ev = announce_event::paused;
+            } else if (text.empty() || text == "empty") {
+              // BEP 3: empty = a regular announce.
               ev = announce_event::none;
             } else {
               return query_error::unknown_event;

@@ -97,8 +97,10 @@ void encode_failure(std::string& out, std::string_view reason,
 }
 
 void encode_scrape_reply(std::string& out, const scrape_entry* entries, std::size_t count) {
-  // Per entry: 20:<hash> d 8:complete i..e 10:downloaded i..e 10:incomplete i..e e
-  make_room(out, 16 + count * 128);
+  // Per entry: 20:<hash> d 8:complete i..e 10:downloaded i..e 11:downloaders i..e
+  //                        10:incomplete i..e e
+  // `downloaders` is BEP 21's: incomplete peers that are not partial seeds.
+  make_room(out, 16 + count * 144);
   bencode_writer w(out);
   w.dict_begin();
   w.key("files");
@@ -109,6 +111,7 @@ void encode_scrape_reply(std::string& out, const scrape_entry* entries, std::siz
     w.dict_begin();
     w.int_entry("complete", e.stats.complete);
     w.int_entry("downloaded", e.stats.downloaded);
+    w.int_entry("downloaders", std::max<std::int64_t>(0, e.stats.incomplete - e.stats.partial));
     w.int_entry("incomplete", e.stats.incomplete);
     w.dict_end();
   }

@@ -107,7 +107,8 @@ udp_parse_result parse_announce(const unsigned char* p, std::size_t n, const que
     return answerable(udp_error::announce_too_short);
   }
   const std::uint32_t event = get_u32(p + off_event);
-  if (event > 3) {
+  // 0..3 are BEP 15's; 4 is BEP 21's `paused`, as libtorrent sends it.
+  if (event > 4) {
     return answerable(udp_error::bad_event);
   }
   const std::uint64_t downloaded = get_u64(p + off_downloaded);
@@ -130,8 +131,9 @@ udp_parse_result parse_announce(const unsigned char* p, std::size_t n, const que
   r.downloaded = downloaded;
   r.left = left;
   r.uploaded = uploaded;
-  static constexpr announce_event events[4] = {announce_event::none, announce_event::completed,
-                                               announce_event::started, announce_event::stopped};
+  static constexpr announce_event events[5] = {announce_event::none, announce_event::completed,
+                                               announce_event::started, announce_event::stopped,
+                                               announce_event::paused};
   r.event = events[event];
 
   const auto num_want = static_cast<std::int32_t>(get_u32(p + off_num_want));
@@ -204,7 +206,7 @@ class udp_category_impl final : public std::error_category {
       case udp_error::announce_too_short:
         return "UDP announce shorter than 98 bytes";
       case udp_error::bad_event:
-        return "UDP announce with an event other than 0..3";
+        return "UDP announce with an event other than 0..4";
       case udp_error::port_zero:
         return "UDP announce with port 0";
       case udp_error::negative_amount:
@@ -403,6 +405,9 @@ void encode_udp_announce_request(std::string& out, connection_id connection,
       break;
     case announce_event::stopped:
       event = 3;
+      break;
+    case announce_event::paused:
+      event = 4;
       break;
   }
   put_u32(b + off_event, event);

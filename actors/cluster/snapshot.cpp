@@ -76,7 +76,11 @@ void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now) 
     if (core.table().contains(peer_key{p.id, p.ep.ip})) continue;
     // The table's expiry clock is the last announce, as on the old owner.
     const health_time last = at_age(now, p.last_announce_age_ms);
-    auto [change, t] = core.table().announce_ex(p.id, p.ep, p.left, announce_event::none, last);
+    // A partial seed's role is restored with it (the table counts them).
+    const announce_event ev = (p.flags & flag_partial_seed) != 0 && p.left > 0
+                                  ? announce_event::paused
+                                  : announce_event::none;
+    auto [change, t] = core.table().announce_ex(p.id, p.ep, p.left, ev, last);
     if (t == nullptr || change != peer_table::change::added) continue;
     t->left = p.left;
     t->uploaded = p.uploaded;

@@ -225,49 +225,138 @@ TEST(PeerBehaviour, NewSeederHasNoCompletionTime) {
 
 // --- timing ---------------------------------------------------------------------
 
-TEST(PeerBehaviour, TooFrequentWarnsFirst) {
+TEST(PeerBehaviour, RepeatsWithinTheWindowAreCoalesced) {
+  // libtorrent with two trackers (http:// and udp://) or two listen sockets
+  // announces the same thing several times within milliseconds.
   peer_sim p;
   p.start();
-  const auto v = p.announce(100s);
+  p.progress(1800s, 100 * mib, 10 * mib);
+  const peer_traits before = p.t;
+  for (int i = 0; i < 3; ++i) {
+    p.now += 5ms;
+    const auto v = p.announce(0s);
+    expect_clean(v);
+    EXPECT_TRUE(v.repeat);
+    EXPECT_FALSE(v.early);
+  }
+  // Nothing of a repeat is taken: the interval is still timed from the
+  // accepted announce.
+  EXPECT_EQ(p.t.last_announce, before.last_announce);
+  EXPECT_EQ(p.t.announces, before.announces);
+  EXPECT_EQ(p.t.early_announces, 0u);
+  EXPECT_EQ(p.t.strikes, 0u);
+}
+
+TEST(PeerBehaviour, RepeatOfTheSameEventIsCoalesced) {
+  peer_sim p;
+  p.req.key = "key1";
+  p.start();
+  // started over both transports: the second is a repeat, not a restart.
+  auto v = p.announce(0s, announce_event::started);
+  EXPECT_TRUE(v.repeat);
+  expect_clean(v);
+  // completed over both transports: one completion, no repeated-completed.
+  p.req.left = 0;
+  p.req.downloaded = torrent;
+  v = p.announce(600s, announce_event::completed);
+  EXPECT_TRUE(v.completed);
+  v = p.announce(0s, announce_event::completed);
+  EXPECT_TRUE(v.repeat);
+  EXPECT_FALSE(v.completed);
+  expect_clean(v);
+  EXPECT_EQ(p.t.strikes, 0u);
+}
+
+TEST(PeerBehaviour, RepeatToleratesCounterNoiseOnly) {
+  peer_sim p;
+  p.start();
+  p.progress(1800s, 100 * mib, 0);
+  auto v = p.progress(1s, 4 * mib, 2 * mib);  // a few seconds of transfer
+  EXPECT_TRUE(v.repeat);
+  v = p.progress(1s, 40 * mib, 0);  // beyond the noise: news, early
+  EXPECT_FALSE(v.repeat);
+  EXPECT_TRUE(v.early);
+  expect_clean(v);
+}
+
+TEST(PeerBehaviour, RoleChangeOrAnotherEventIsNotARepeat) {
+  peer_sim p;
+  p.start();
+  p.req.left = 1;
+  p.progress(1800s, 0, 0);
+  auto v = p.progress(0s, 1, 0);  // left 1 -> 0: completion, not a repeat
+  EXPECT_FALSE(v.repeat);
+  EXPECT_TRUE(v.completed);
+  v = p.announce(0s, announce_event::stopped);
+  EXPECT_FALSE(v.repeat);
+  expect_clean(v);
+}
+
+TEST(PeerBehaviour, RepeatWindowIsConfigurableAndEndsAtTheEarlyThreshold) {
+  peer_sim p;
+  p.cfg.min_interval = 10s;  // early below 5 s
+  p.start();
+  // On time: an ordinary announce, even with nothing moved.
+  auto v = p.announce(6s);
+  EXPECT_FALSE(v.repeat);
+  EXPECT_FALSE(v.early);
+  v = p.announce(1s);
+  EXPECT_TRUE(v.repeat);
+  p.cfg.duplicate_window = 0s;
+  v = p.announce(1s);
+  EXPECT_FALSE(v.repeat);
+  EXPECT_TRUE(v.early);
+}
+
+TEST(PeerBehaviour, OneEarlyAnnounceIsTolerated) {
+  // A user pressing "update tracker" after a while: early, not a repeat.
+  peer_sim p;
+  p.start();
+  const auto v = p.progress(300s, 50 * mib, 0);
+  expect_clean(v);
+  EXPECT_TRUE(v.early);
+  EXPECT_FALSE(v.repeat);
+  EXPECT_EQ(p.t.early_announces, 1u);
+  EXPECT_EQ(p.t.last_announce, p.now);  // served and taken
+}
+
+TEST(PeerBehaviour, SustainedEarlyAnnouncingWarnsThenRefuses) {
+  peer_sim p;
+  p.start();
+  EXPECT_TRUE(p.progress(100s, 50 * mib, 0).early);
+  EXPECT_TRUE(p.progress(100s, 50 * mib, 0).early);
+  auto v = p.progress(100s, 50 * mib, 0);  // the third in a row
   EXPECT_EQ(v.findings, static_cast<std::uint32_t>(finding_too_frequent));
   EXPECT_TRUE(v.warn);
   EXPECT_FALSE(v.refuse);
   EXPECT_EQ(v.message,
             "announcing too often: wait at least 900 s (min interval) between announces");
   EXPECT_TRUE(p.t.has(flag_warned));
-  EXPECT_EQ(p.t.early_announces, 1u);
-  EXPECT_EQ(p.t.strikes, 0u);           // frequency escalates by refusal, not quarantine
-  EXPECT_EQ(p.t.last_announce, p.now);  // a warned announce is served
-}
-
-TEST(PeerBehaviour, TooFrequentAgainIsRefusedWithRetryIn) {
-  peer_sim p;
-  p.start();
-  p.announce(100s);
+  EXPECT_EQ(p.t.strikes, 0u);  // frequency escalates by refusal, not quarantine
+  EXPECT_TRUE(p.progress(100s, 50 * mib, 0).warn);
   const health_time accepted = p.now;
-  p.req.left -= mib;
-  const auto v = p.announce(200s);
+  const std::uint64_t left = p.t.left;
+  v = p.progress(200s, 50 * mib, 0);  // the fifth
   EXPECT_TRUE(v.refuse);
   EXPECT_FALSE(v.warn);
-  EXPECT_EQ(v.findings, static_cast<std::uint32_t>(finding_too_frequent));
   EXPECT_EQ(v.retry_in, 700s);  // 900 s after the last accepted announce
   EXPECT_EQ(v.message, "announcing too often (min interval 900 s): retry in 700 s");
   // The refused announce was not taken.
   EXPECT_EQ(p.t.last_announce, accepted);
-  EXPECT_EQ(p.t.left, torrent);
-  EXPECT_EQ(p.t.announces, 2u);
-  EXPECT_EQ(p.t.early_announces, 2u);
+  EXPECT_EQ(p.t.left, left);
+  EXPECT_EQ(p.t.early_announces, 5u);
 
   // Retrying after `retry in` is on time again and clears everything.
-  const auto ok = p.announce(700s);
-  expect_clean(ok);
+  expect_clean(p.announce(700s));
   EXPECT_EQ(p.t.early_announces, 0u);
   EXPECT_FALSE(p.t.has(flag_warned));
 }
 
 TEST(PeerBehaviour, RetryInIsRoundedUpAndAtLeastOneSecond) {
   peer_sim p;
+  p.cfg.early_warn_after = 1;
   p.cfg.early_refuse_after = 1;
+  p.cfg.duplicate_window = 0s;
   p.start();
   p.now += std::chrono::milliseconds(500);
   auto v = p.announce(0s);
@@ -280,68 +369,155 @@ TEST(PeerBehaviour, RetryInIsRoundedUpAndAtLeastOneSecond) {
   EXPECT_EQ(v.retry_in, 1s);
 }
 
-TEST(PeerBehaviour, CleanAnnounceResetsEarlyCount) {
+TEST(PeerBehaviour, OnTimeAnnounceResetsTheEarlyStreak) {
   peer_sim p;
+  p.cfg.early_warn_after = 2;
   p.start();
-  EXPECT_TRUE(p.announce(100s).warn);
+  EXPECT_TRUE(p.progress(100s, 50 * mib, 0).early);
+  EXPECT_TRUE(p.progress(100s, 50 * mib, 0).warn);
   expect_clean(p.announce(900s));
   EXPECT_FALSE(p.t.has(flag_warned));
-  // A new offence starts over at a warning.
-  const auto v = p.announce(10s);
-  EXPECT_TRUE(v.warn);
-  EXPECT_FALSE(v.refuse);
+  EXPECT_EQ(p.t.early_announces, 0u);
+  // A new streak starts over.
+  const auto v = p.progress(100s, 50 * mib, 0);
+  EXPECT_TRUE(v.early);
+  EXPECT_FALSE(v.warn);
 }
 
 TEST(PeerBehaviour, SlackToleratesSlightlyEarlyAnnounces) {
   // Default slack at 900 s: max(30 s, 5 % = 45 s) = 45 s.
   peer_sim p;
   p.start();
-  expect_clean(p.announce(856s));
-  EXPECT_EQ(p.announce(854s).findings, static_cast<std::uint32_t>(finding_too_frequent));
+  const auto on_time = p.announce(856s);
+  expect_clean(on_time);
+  EXPECT_FALSE(on_time.early);
+  EXPECT_TRUE(p.progress(854s, 50 * mib, 0).early);
 }
 
 TEST(PeerBehaviour, ShortMinIntervalIsStillEnforced) {
   // The 30 s slack would swallow a 10 s min interval; it is capped at half.
   peer_sim p;
   p.cfg.min_interval = 10s;
+  p.cfg.duplicate_window = 0s;
   p.start();
-  expect_clean(p.announce(5s));
-  const auto v = p.announce(4s);
-  EXPECT_EQ(v.findings, static_cast<std::uint32_t>(finding_too_frequent));
+  EXPECT_FALSE(p.announce(5s).early);
+  EXPECT_TRUE(p.announce(4s).early);
+  EXPECT_TRUE(p.announce(1s).early);
+  const auto v = p.announce(1s);
   EXPECT_TRUE(v.warn);
   EXPECT_EQ(v.message, "announcing too often: wait at least 10 s (min interval) between announces");
+  EXPECT_TRUE(p.announce(1s).warn);
   const auto refused = p.announce(1s);
   EXPECT_TRUE(refused.refuse);
-  EXPECT_EQ(refused.retry_in, 9s);  // 10 s after the warned (accepted) announce
+  EXPECT_EQ(refused.retry_in, 9s);  // 10 s after the last accepted announce
 }
 
-TEST(PeerBehaviour, CompletedAndStoppedAreNeverEarly) {
+TEST(PeerBehaviour, EventsAreNeverEarly) {
+  // started, completed, stopped and paused are sent when they happen.
   peer_sim p;
+  p.cfg.duplicate_window = 0s;
   p.start();
+  for (int i = 0; i < 6; ++i) {
+    const auto v = p.announce(1s, announce_event::started);
+    expect_clean(v);
+    EXPECT_FALSE(v.early);
+  }
+  p.req.left = 100 * mib;
+  for (int i = 0; i < 6; ++i) {
+    const auto v = p.announce(1s, announce_event::paused);
+    expect_clean(v);
+    EXPECT_FALSE(v.early);
+  }
   p.req.left = 0;
   p.req.downloaded = torrent;
-  const auto done = p.announce(5s, announce_event::completed);
+  const auto done = p.announce(1s, announce_event::completed);
   expect_clean(done);
   EXPECT_TRUE(done.completed);
-  expect_clean(p.announce(5s, announce_event::stopped));
+  expect_clean(p.announce(1s, announce_event::stopped));
 }
 
-TEST(PeerBehaviour, RestartDoesNotDodgeMinInterval) {
+TEST(PeerBehaviour, EnforcementSteps) {
   peer_sim p;
+  p.cfg.early_refuse_after = 0;  // never refuse
+  p.cfg.duplicate_window = 0s;
   p.start();
-  EXPECT_TRUE(p.announce(30s, announce_event::started).warn);
-  EXPECT_TRUE(p.announce(30s, announce_event::started).refuse);
-}
-
-TEST(PeerBehaviour, EarlyRefuseAfterZeroOnlyWarns) {
-  peer_sim p;
-  p.cfg.early_refuse_after = 0;
-  p.start();
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 8; ++i) {
     const auto v = p.announce(10s);
-    EXPECT_TRUE(v.warn);
+    EXPECT_EQ(v.warn, i >= 2) << i;
     EXPECT_FALSE(v.refuse);
   }
+  peer_sim q;
+  q.cfg.early_warn_after = 0;  // never warn: tolerate, then refuse
+  q.cfg.duplicate_window = 0s;
+  q.start();
+  for (int i = 0; i < 4; ++i) {
+    const auto v = q.announce(10s);
+    EXPECT_FALSE(v.warn);
+    EXPECT_FALSE(v.refuse);
+  }
+  EXPECT_TRUE(q.announce(10s).refuse);
+}
+
+// --- the benign patterns of real clients --------------------------------------------
+
+TEST(PeerBehaviour, MagnetStartIsNotLeftRising) {
+  // A magnet link: the client knows no size before the metadata arrives, so
+  // it announces left = 0 with nothing downloaded, then the real left.
+  peer_sim p;
+  p.req.left = 0;
+  p.start();
+  p.req.left = torrent;
+  const auto v = p.announce(20s);
+  expect_clean(v);
+  EXPECT_EQ(p.t.strikes, 0u);
+  EXPECT_EQ(p.t.left, torrent);
+  EXPECT_FALSE(p.t.completed_at.has_value());
+}
+
+TEST(PeerBehaviour, CounterResetWithoutStartedIsARestart) {
+  // A client restarted from resume data without sending `started`: both
+  // transfer counters are back near zero, left may have risen (re-check),
+  // and the key may be new.
+  peer_sim p;
+  p.start();
+  p.progress(1800s, 300 * mib, 200 * mib);
+  p.req.uploaded = 0;
+  p.req.downloaded = mib;
+  p.req.left += 20 * mib;
+  p.req.key = "FEEDF00D";
+  const auto v = p.announce(1800s);
+  expect_clean(v);
+  EXPECT_EQ(p.t.strikes, 0u);
+  EXPECT_EQ(p.t.key, "FEEDF00D");
+}
+
+TEST(PeerBehaviour, PartialSeedSelectingMoreFilesIsNotLeftRising) {
+  peer_sim p;
+  p.start();
+  p.progress(1800s, 400 * mib, 0, announce_event::paused);
+  EXPECT_TRUE(p.t.has(flag_partial_seed));
+  p.req.left += 200 * mib;  // the user picked more files: downloading again
+  const auto v = p.announce(1800s);
+  expect_clean(v);
+  EXPECT_FALSE(p.t.has(flag_partial_seed));
+}
+
+TEST(PeerBehaviour, PartialSeedsAreNeverStalled) {
+  peer_sim p;
+  p.start();
+  p.progress(600s, 300 * mib, 0);
+  for (int i = 0; i < 10; ++i) {
+    const auto v = p.announce(1800s, announce_event::paused);
+    expect_clean(v);
+  }
+  EXPECT_TRUE(p.t.has(flag_partial_seed));
+  EXPECT_FALSE(p.t.has(flag_stalled));
+  EXPECT_EQ(p.t.announces_without_progress, 0u);
+  // `paused` with nothing left is a seeder, not a partial seed.
+  p.req.left = 0;
+  p.req.downloaded = torrent;
+  p.announce(1800s, announce_event::paused);
+  EXPECT_FALSE(p.t.has(flag_partial_seed));
 }
 
 // --- counter sanity ---------------------------------------------------------------
@@ -630,8 +806,10 @@ TEST(PeerBehaviour, QuarantineCanBeDisabled) {
 
 TEST(PeerBehaviour, EarlyAndCounterFindingsTogether) {
   peer_sim p;
+  p.cfg.early_warn_after = 1;
   p.start();
-  p.req.left += mib;
+  p.progress(1800s, 100 * mib, 0);
+  p.req.left += 50 * mib;
   const auto v = p.announce(60s);
   EXPECT_EQ(v.findings, static_cast<std::uint32_t>(finding_too_frequent | finding_left_rising));
   EXPECT_EQ(v.message,
@@ -704,6 +882,15 @@ TEST(PeerBehaviour, ConfigValidation) {
   c = {};
   c.early_announce_slack_fraction = 1.0;
   EXPECT_NE(c.validate().find("slack fraction"), std::string::npos);
+  c = {};
+  c.early_warn_after = 6;
+  c.early_refuse_after = 5;
+  EXPECT_NE(c.validate().find("must not exceed"), std::string::npos);
+  c.early_refuse_after = 0;  // never refuse: any warning step is fine
+  EXPECT_EQ(c.validate(), "");
+  c = {};
+  c.duplicate_window = -1s;
+  EXPECT_NE(c.validate().find("duplicate window"), std::string::npos);
 }
 
 }  // namespace

@@ -44,21 +44,92 @@ TEST(SwarmHealth, WellSeededSwarmIsHealthy) {
   EXPECT_FALSE(h.changed());  // healthy from the start: nothing to report
 }
 
-TEST(SwarmHealth, EmptyAndSeedOnlySwarmsAreHealthy) {
+TEST(SwarmHealth, SmallSwarmsAreUnevaluatedAndSeedOnlySwarmsHealthy) {
   swarm_health_tracker h;
-  EXPECT_EQ(h.evaluate(census(0, 0), t0).state, swarm_health::healthy);
-  EXPECT_EQ(h.evaluate(census(3, 0), t0 + 1min).state, swarm_health::healthy);
+  EXPECT_EQ(h.state(), swarm_health::unevaluated);  // before any tick
+  EXPECT_EQ(h.evaluate(census(0, 0), t0).state, swarm_health::unevaluated);
+  EXPECT_EQ(h.evaluate(census(3, 0), t0 + 1min).state, swarm_health::unevaluated);
+  EXPECT_FALSE(h.changed());
   EXPECT_EQ(h.evaluate(census(300, 0), t0 + 2min).state, swarm_health::healthy);
+  EXPECT_FALSE(h.changed());  // unevaluated -> healthy asks nothing of anyone
 }
 
-TEST(SwarmHealth, NoSeedersIsCriticalAtAnySize) {
-  for (std::uint64_t leechers : {1u, 3u, 50u}) {
+TEST(SwarmHealth, NoSeedersIsCriticalFromMinPeersOn) {
+  // Below min_peers (5) a swarm without seeders is a dead torrent nobody can
+  // heal: unevaluated, no reason, nothing reported.
+  for (std::uint64_t leechers : {1u, 3u, 4u}) {
+    swarm_health_tracker h;
+    const auto& r = h.evaluate(census(0, leechers), t0);
+    EXPECT_EQ(r.state, swarm_health::unevaluated) << leechers;
+    EXPECT_EQ(r.reasons, 0u) << leechers;
+    EXPECT_FALSE(h.changed()) << leechers;
+  }
+  for (std::uint64_t leechers : {5u, 50u}) {
     swarm_health_tracker h;
     const auto& r = h.evaluate(census(0, leechers), t0);
     EXPECT_EQ(r.state, swarm_health::critical) << leechers;
     EXPECT_EQ(reasons(r), "no-seeders") << leechers;
     EXPECT_TRUE(h.changed());
   }
+}
+
+TEST(SwarmHealth, ShrinkingBelowMinPeersIsUnevaluatedAtOnceAndReported) {
+  swarm_health_tracker h;
+  h.evaluate(census(0, 10), t0);
+  ASSERT_EQ(h.state(), swarm_health::critical);
+  const auto& r = h.evaluate(census(0, 2), t0 + 1min);
+  EXPECT_EQ(r.state, swarm_health::unevaluated);  // no hysteresis: a fact
+  EXPECT_EQ(r.reasons, 0u);
+  EXPECT_TRUE(h.changed());  // the supervisor ends what it started
+  // Growing again is judged afresh, without the old streaks.
+  EXPECT_EQ(h.evaluate(census(10, 10), t0 + 2min).state, swarm_health::healthy);
+}
+
+TEST(SwarmHealth, PartialSeedsAreNeitherLeechersNorStalled) {
+  // 3 seeders and 7 partial seeds (BEP 21 event=paused), every partial seed
+  // long without progress: a healthy swarm, not a critical one.
+  health_sample s = census(3, 0);
+  for (int i = 0; i < 7; ++i) {
+    peer_traits t;
+    t.left = 100;
+    t.progress = 0.4f;
+    t.set(flag_partial_seed);
+    s.add(t, false);
+  }
+  EXPECT_EQ(s.peers(), 10u);
+  EXPECT_EQ(s.leechers(), 0u);
+  EXPECT_EQ(s.partial_seeds(), 7u);
+  EXPECT_EQ(s.stalled(), 0u);
+  EXPECT_TRUE(s.progress_values().empty());
+  swarm_health_tracker h;
+  const auto& r = h.evaluate(s, t0);
+  EXPECT_EQ(r.state, swarm_health::healthy);
+  EXPECT_EQ(r.reasons, 0u);
+  EXPECT_EQ(r.partial_seeds, 7u);
+  EXPECT_EQ(r.leechers, 0u);
+  // Only partial seeds, no seeder: nobody downloads, so nothing is missing.
+  health_sample only;
+  for (int i = 0; i < 6; ++i) {
+    peer_traits t;
+    t.left = 100;
+    t.set(flag_partial_seed);
+    only.add(t, false);
+  }
+  swarm_health_tracker h2;
+  EXPECT_EQ(h2.evaluate(only, t0).state, swarm_health::healthy);
+}
+
+TEST(SwarmHealth, PartialSeedsAreNotArrivals) {
+  swarm_health_tracker h;
+  peer_traits t;
+  t.left = 100;
+  t.set(flag_partial_seed);
+  for (int i = 0; i < 30; ++i) h.on_announce(t, true, false, t0);
+  EXPECT_EQ(h.totals(t0).arrivals, 0u);
+  peer_traits l;
+  l.left = 100;
+  h.on_announce(l, true, false, t0);
+  EXPECT_EQ(h.totals(t0).arrivals, 1u);
 }
 
 TEST(SwarmHealth, FewSeedersIsDegraded) {
@@ -70,10 +141,11 @@ TEST(SwarmHealth, FewSeedersIsDegraded) {
   EXPECT_EQ(ok.evaluate(census(4, 40), t0).state, swarm_health::healthy);  // exactly 0.1
 }
 
-TEST(SwarmHealth, TinySwarmsAreJudgedOnlyOnSeeders) {
+TEST(SwarmHealth, TinySwarmsAreNotJudged) {
   // 4 peers (below min_peers 5): 1 seeder, 3 leechers all stalled.
   swarm_health_tracker h;
-  EXPECT_EQ(h.evaluate(census(1, 3, 3), t0).state, swarm_health::healthy);
+  EXPECT_EQ(h.evaluate(census(1, 3, 3), t0).state, swarm_health::unevaluated);
+  EXPECT_EQ(h.raw_reasons(), 0u);
 }
 
 TEST(SwarmHealth, StalledLeechersDegradedThenCritical) {
