@@ -63,6 +63,9 @@ class swarm_directory::table final : public cluster::forward_host,
   stripe& at(std::size_t i) const noexcept { return stripes_[i]; }
 
   caf::actor prober() const override { return prober_; }
+  std::shared_ptr<swarm_totals> totals() const override { return totals_; }
+  /// Shared with every swarm (they may outlive the directory).
+  const std::shared_ptr<swarm_totals> totals_ = std::make_shared<swarm_totals>();
   /// Set once before the first route (see `swarm_directory::set_prober`).
   caf::actor prober_;
   /// Set once by start_supervisor, before the first route.
@@ -258,6 +261,24 @@ std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::siz
   }
   return out;
 }
+
+bool swarm_directory::end_swarm(const info_hash& h) {
+  caf::actor swarm;
+  {
+    auto& s = table_->stripe_for(h);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    auto it = s.map.find(h);
+    if (it == s.map.end() || it->second.remote) return false;
+    swarm = std::move(it->second.actor);
+    s.map.erase(it);
+  }
+  // Outside the lock, like stop_all(). Requests already queued at the swarm
+  // bounce with request_receiver_down.
+  caf::anon_send_exit(swarm, caf::exit_reason::user_shutdown);
+  return true;
+}
+
+const swarm_totals& swarm_directory::totals() const noexcept { return *table_->totals_; }
 
 std::size_t swarm_directory::handoffs_pending() const { return table_->handoffs_pending.load(); }
 

@@ -96,6 +96,21 @@ class swarm_directory {
   std::vector<std::pair<info_hash, caf::actor>> snapshot(
       std::size_t limit = static_cast<std::size_t>(-1)) const;
 
+  /// Ends the local swarm of `h` now (exit reason `user_shutdown`): its
+  /// entry goes at once, its peers are dropped, and the supervisor forgets
+  /// it (stopping its remediation). For a torrent the operator just refused:
+  /// the front ends check the access list before they route, so later
+  /// announces and scrapes of `h` never reach a swarm. (An announce already
+  /// past that check, or bouncing off the ended actor and routed again, may
+  /// still spawn a new swarm; it serves that one peer and ages out like any
+  /// swarm nobody announces to.) Returns whether there was a local swarm (a
+  /// forwarder entry is left alone). Thread-safe, non-blocking.
+  bool end_swarm(const info_hash& h);
+
+  /// Node-wide counts every swarm of this directory adds to (monotonic since
+  /// start; `/metrics`).
+  const swarm_totals& totals() const noexcept;
+
   // -- cluster ------------------------------------------------------------------
 
   /// Installs a new picture of the cluster and moves what it changes:

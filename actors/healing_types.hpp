@@ -96,7 +96,10 @@ struct supervisor_event {
   health_time at{};
   info_hash hash;
   /// restart, restart-fresh (state was broken: empty swarm), give-up,
-  /// remediation-started, remediation-ended, health.
+  /// remediation-started, remediation-stop, remediation-ended, health, and
+  /// the operator's changes: operator-policy, operator-ban, operator-unban,
+  /// operator-access, operator-move (`hash` is all zeros for a change that
+  /// concerns no one swarm, such as a ban).
   std::string kind;
   std::string detail;
 };

@@ -27,6 +27,7 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<probe_request>("sk::probe_request");
   cfg.add_message_type<probe_result>("sk::probe_result");
   cfg.add_message_type<supervisor_counters>("sk::supervisor_counters");
+  cfg.add_message_type<policy_change>("sk::policy_change");
 }
 
 }  // namespace sk

@@ -40,6 +40,8 @@ using remediate_atom = caf::atom_constant<caf::atom("remediate")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using counters_atom = caf::atom_constant<caf::atom("counters")>;
+// Operator actions the supervisor logs and records (see actors/supervisor.hpp).
+using restart_atom = caf::atom_constant<caf::atom("restart")>;
 // Reachability probes (swarm <-> prober, see net/reachability_prober.hpp).
 using probe_atom = caf::atom_constant<caf::atom("probe")>;
 
@@ -154,6 +156,10 @@ struct swarm_status {
   std::uint64_t refused = 0;
   std::uint64_t warned = 0;
   std::uint64_t seeder_appeals = 0;
+  /// Repeats of a peer's previous announce (coalesced, see swarm_core_counters).
+  std::uint64_t repeats = 0;
+  /// Early announces served without a warning.
+  std::uint64_t early = 0;
   /// Peers stored (quarantined included).
   std::uint64_t peer_count = 0;
   /// The first peers in storage order, bounded by the asker (empty for a
@@ -224,6 +230,17 @@ struct supervisor_counters {
   std::uint64_t remediations_operator = 0; ///< of those, started by an operator
   std::uint64_t remediations_ended = 0;    ///< ended for any reason
   std::uint64_t remediations_stopped = 0;  ///< of those, stopped by an operator
+};
+
+/// What an operator's policy change did (`(policy_atom, put_atom, info_hash,
+/// name)` to the supervisor, see actors/supervisor.hpp).
+struct policy_change {
+  /// The policy the swarm ran before, and the one it runs now.
+  std::string previous;
+  std::string policy;
+  /// Whether the swarm was pinned before, and is now (`default` unpins).
+  bool was_pinned = false;
+  bool pinned = false;
 };
 
 /// Registers every message type above with the actor system config.
@@ -319,8 +336,8 @@ typename Inspector::result_type inspect(Inspector& f, peer_view& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_status& x) {
   return f(caf::meta::type_name("swarm_status"), x.hash, x.stats, x.knobs, x.evaluated, x.health,
-           x.history, x.announces, x.banned, x.refused, x.warned, x.seeder_appeals, x.peer_count,
-           x.peers);
+           x.history, x.announces, x.banned, x.refused, x.warned, x.seeder_appeals, x.repeats,
+           x.early, x.peer_count, x.peers);
 }
 
 template <class Inspector>
@@ -328,6 +345,11 @@ typename Inspector::result_type inspect(Inspector& f, supervisor_counters& x) {
   return f(caf::meta::type_name("supervisor_counters"), x.restarts, x.restarts_fresh, x.give_ups,
            x.remediations_started, x.remediations_operator, x.remediations_ended,
            x.remediations_stopped);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, policy_change& x) {
+  return f(caf::meta::type_name("policy_change"), x.previous, x.policy, x.was_pinned, x.pinned);
 }
 
 // probe_outcome is an enum: serialized through its underlying type.

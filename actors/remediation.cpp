@@ -107,7 +107,9 @@ std::vector<strategy> candidate_strategies(std::uint32_t reasons) {
 
 double badness(const health_signals& s) noexcept {
   const double leechers = static_cast<double>(std::max<std::uint64_t>(s.leechers, 1));
-  double b = 100.0 * static_cast<int>(s.state) + 10.0 * popcount(s.reasons) +
+  // `unevaluated` lies outside the severity order: nothing judged, nothing bad.
+  const double severity = is_unhealthy(s.state) ? static_cast<int>(s.state) : 0;
+  double b = 100.0 * severity + 10.0 * popcount(s.reasons) +
              10.0 * static_cast<double>(s.stalled) / leechers;
   if (s.seeders == 0 && s.leechers > 0) {
     b += 5.0;
@@ -117,8 +119,12 @@ double badness(const health_signals& s) noexcept {
 }
 
 remediation_plan::remediation_plan(remediation_config cfg, swarm_knobs baseline,
-                                   std::uint32_t operator_reasons)
-    : cfg_(cfg), baseline_(baseline), knobs_(baseline), operator_reasons_(operator_reasons) {}
+                                   std::uint32_t operator_reasons, bool policy_pinned)
+    : cfg_(cfg),
+      baseline_(baseline),
+      knobs_(baseline),
+      operator_reasons_(operator_reasons),
+      policy_pinned_(policy_pinned) {}
 
 std::uint32_t operator_reasons_for(std::uint32_t reported) noexcept {
   return reported != 0 ? reported : (reason_few_seeders | reason_stalled_leechers);
@@ -130,7 +136,7 @@ swarm_knobs remediation_plan::compose() const {
       std::min(baseline_.leecher_interval_scale,
                baseline_.leecher_interval_scale * cfg_.leecher_interval_scale);
   for (strategy s : active_) {
-    if (auto p = policy_of(s)) {
+    if (auto p = policy_of(s); p && !policy_pinned_) {
       k.policy = *p;
     }
     switch (s) {
@@ -156,6 +162,10 @@ swarm_knobs remediation_plan::compose() const {
 }
 
 bool remediation_plan::conflicts(strategy s) const {
+  if (policy_pinned_) {
+    // No strategy sets the policy: only one that does nothing else is out.
+    return s == strategy::reachability;
+  }
   if (!policy_of(s)) {
     return false;
   }
@@ -191,7 +201,7 @@ remediation_plan::step remediation_plan::on_report(const health_report& r) {
                                     : reasons_to_string(r.reasons)));
   }
 
-  if (r.state == swarm_health::healthy) {
+  if (!is_unhealthy(r.state)) {
     if (!healthy_since_) {
       healthy_since_ = r.at;
     }
@@ -219,7 +229,7 @@ remediation_plan::step remediation_plan::on_report(const health_report& r) {
     if (trial_ticks_ >= cfg_.watch_ticks && r.at - trial_since_ >= cfg_.watch_time) {
       const double b0 = badness(trial_before_);
       const double b1 = badness(now);
-      const bool helped = r.state == swarm_health::healthy || b0 - b1 >= cfg_.min_improvement;
+      const bool helped = !is_unhealthy(r.state) || b0 - b1 >= cfg_.min_improvement;
       const strategy judged = *trial_;
       trial_.reset();
       if (!helped) {
@@ -237,7 +247,7 @@ remediation_plan::step remediation_plan::on_report(const health_report& r) {
 
   // Nothing on trial and still unhealthy (or an operator asked): the next
   // strategy.
-  if (!trial_ && (r.state != swarm_health::healthy || operator_reasons_ != 0)) {
+  if (!trial_ && (is_unhealthy(r.state) || operator_reasons_ != 0)) {
     const std::uint32_t reasons = r.reasons | operator_reasons_;
     std::optional<strategy> next;
     for (strategy s : candidate_strategies(reasons)) {
@@ -287,6 +297,25 @@ remediation_plan::step remediation_plan::abort(const health_report& last, const 
   return out;
 }
 
+std::optional<swarm_knobs> remediation_plan::rebase(const swarm_knobs& baseline,
+                                                    bool policy_pinned) {
+  baseline_ = baseline;
+  policy_pinned_ = policy_pinned;
+  if (done_) {
+    return std::nullopt;
+  }
+  if (policy_pinned_ && trial_ == strategy::reachability) {
+    // Nothing left of it under a pinned policy: its trial ends unjudged.
+    trial_.reset();
+  }
+  if (policy_pinned_) {
+    active_.erase(std::remove(active_.begin(), active_.end(), strategy::reachability),
+                  active_.end());
+  }
+  knobs_ = compose();
+  return knobs_;
+}
+
 // -- the actor ------------------------------------------------------------------
 
 namespace {
@@ -324,14 +353,15 @@ void carry_out(remediation_actor_ptr self, remediation_plan::step step) {
 
 caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf::actor swarm,
                                 remediation_config cfg, swarm_knobs baseline, health_report initial,
-                                caf::actor supervisor, std::uint32_t operator_reasons) {
+                                caf::actor supervisor, std::uint32_t operator_reasons,
+                                bool policy_pinned) {
   auto& st = self->state;
   // A stray error message must not end a remediation half-way (CAF's
   // default error handler quits).
   self->set_error_handler([](caf::error&) {});
   st.hash = hash;
   st.swarm = std::move(swarm);
-  st.plan.emplace(cfg, baseline, operator_reasons);
+  st.plan.emplace(cfg, baseline, operator_reasons, policy_pinned);
   st.last = initial;
   if (supervisor) {
     self->monitor(supervisor);
@@ -380,6 +410,23 @@ caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf:
                   rp.deliver(false);
                   self->quit();
                 });
+        return rp;
+      },
+      [self](policy_atom, caf::put_atom, const swarm_knobs& baseline,
+             bool pinned) -> caf::result<std::string> {
+        auto& st = self->state;
+        auto knobs = st.plan->rebase(baseline, pinned);
+        if (!knobs) {
+          knobs = baseline;  // done, quitting: the swarm gets the new baseline
+        }
+        auto rp = self->make_response_promise<std::string>();
+        self->request(st.swarm, std::chrono::seconds(5), knobs_atom::value, caf::put_atom::value,
+                      *knobs)
+            .then(
+                [rp](const swarm_knobs& previous) mutable {
+                  rp.deliver(std::string(to_string(previous.policy)));
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         return rp;
       },
       [self](caf::get_atom) {

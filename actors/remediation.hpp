@@ -35,9 +35,17 @@
 ///   replace a kept strategy's policy is skipped). No strategy left:
 ///   "exhausted" is recorded once; kept strategies stay.
 ///   Healthy (every report) for `healthy_time`: every knob goes back to the
-///   baseline, "end" is recorded, the plan is done.
+///   baseline, "end" is recorded, the plan is done. An unevaluated report
+///   (fewer peers than the health model judges) counts as "not unhealthy"
+///   like a healthy one: nothing is left to judge.
 ///
-/// "Badness" of a report (lower is better): 100 x state + 10 x reasons set
+///   The baseline is what the swarm ran before: the config's defaults, with
+///   the operator's policy when one is pinned. A pinned policy is never
+///   replaced: strategies still turn their other knobs, and a strategy that
+///   only sets a policy (reachability) is not tried.
+///
+/// "Badness" of a report (lower is better): 100 x severity (0 healthy or
+/// unevaluated, 1 degraded, 2 critical) + 10 x reasons set
 /// + 10 x stalled/leechers + 5 x (no seeders) - min(completion_rate, 5). A
 /// trial helped when badness fell by at least `min_improvement`.
 
@@ -110,8 +118,10 @@ class remediation_plan {
   /// and tried even while the swarm reports healthy; the plan still ends,
   /// restoring the baseline, once the swarm has been healthy for
   /// `healthy_time`.
+  /// `policy_pinned`: an operator pinned `baseline.policy` (see the header
+  /// comment).
   remediation_plan(remediation_config cfg, swarm_knobs baseline,
-                   std::uint32_t operator_reasons = 0);
+                   std::uint32_t operator_reasons = 0, bool policy_pinned = false);
 
   /// What one report asks for.
   struct step {
@@ -129,8 +139,15 @@ class remediation_plan {
   /// Ends at once (swarm gone, shutdown): knobs back to the baseline.
   step abort(const health_report& last, const std::string& why);
 
+  /// An operator changed the swarm's policy while the plan runs: `baseline`
+  /// becomes what the end restores, and a pinned policy applies at once
+  /// (strategies recomposed on top). Returns the knobs to set (none once
+  /// done). Records nothing: the supervisor logs the operator's action.
+  std::optional<swarm_knobs> rebase(const swarm_knobs& baseline, bool policy_pinned);
+
   const swarm_knobs& knobs() const noexcept { return knobs_; }
   const swarm_knobs& baseline() const noexcept { return baseline_; }
+  bool policy_pinned() const noexcept { return policy_pinned_; }
   /// Strategies applied and not rolled back (the trial included).
   const std::vector<strategy>& active() const noexcept { return active_; }
   std::optional<strategy> on_trial() const noexcept { return trial_; }
@@ -157,6 +174,7 @@ class remediation_plan {
   health_signals start_signals_;
   std::optional<health_time> healthy_since_;
   std::uint32_t operator_reasons_ = 0;
+  bool policy_pinned_ = false;
 };
 
 /// The reasons an operator-started remediation works on: the swarm's own
@@ -190,6 +208,11 @@ using remediation_actor_ptr = caf::stateful_actor<remediation_state>*;
 ///       one info line per action; quits (normal) when the plan is done.
 ///   (rebind_atom, caf::actor)   the supervisor restarted the swarm: the new
 ///       actor; the plan's knobs are sent to it again.
+///   (policy_atom, put_atom, swarm_knobs baseline, bool pinned) -> std::string
+///       an operator changed the policy (from the supervisor): the plan is
+///       rebased (`remediation_plan::rebase`), the knobs are sent, and the
+///       answer (the swarm's previous policy) comes once the swarm applied
+///       them.
 ///   (get_atom) -> std::vector<std::string>   names of the active strategies.
 ///   (stop_atom) -> bool   an operator stops it: the plan aborts (knobs back
 ///       to the baseline, "end" recorded with "stopped by an operator"); it
@@ -199,9 +222,10 @@ using remediation_actor_ptr = caf::stateful_actor<remediation_state>*;
 /// It monitors `supervisor` and quits when the supervisor does.
 /// `initial` (the report that made the supervisor spawn it) is processed at
 /// once. `operator_reasons` is 0 for a remediation the supervisor started on
-/// its own, else see `remediation_plan`.
+/// its own, else see `remediation_plan`, like `policy_pinned`.
 caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf::actor swarm,
                                 remediation_config cfg, swarm_knobs baseline, health_report initial,
-                                caf::actor supervisor, std::uint32_t operator_reasons);
+                                caf::actor supervisor, std::uint32_t operator_reasons,
+                                bool policy_pinned);
 
 }  // namespace sk

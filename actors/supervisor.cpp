@@ -1,5 +1,6 @@
 #include "actors/supervisor.hpp"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,16 @@ void note(supervisor_actor_ptr self, const info_hash& hash, std::string kind, st
   }
 }
 
+/// What a remediation of `e` restores at its end: the config's defaults,
+/// with the operator's policy when one is pinned.
+swarm_knobs baseline_of(const supervisor_state::entry& e) {
+  // The swarm's config is immutable after construction: reading it while
+  // the swarm actor runs is safe.
+  swarm_knobs k = e.core->config().default_knobs();
+  if (e.pinned) k.policy = *e.pinned;
+  return k;
+}
+
 void stop_remediation(supervisor_actor_ptr self, supervisor_state::entry& e) {
   if (e.remediation) {
     ++self->state.counters.remediations_ended;
@@ -69,6 +80,9 @@ void watch(supervisor_actor_ptr self, const info_hash& hash, const caf::actor& s
     st.by_swarm.erase(e.swarm.address());
     self->demonitor(e.swarm.address());
     stop_remediation(self, e);
+    // A new swarm starts from the config: an operator's pin was for the old one.
+    e.pinned.reset();
+    e.operator_restart = false;
   }
   e.swarm = swarm;
   e.core = std::move(core);
@@ -125,7 +139,10 @@ void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const inf
   }
   // Read before the replacement runs (it may run on another thread at once).
   const std::size_t peers = core->table().size();
-  if (fresh) {
+  const bool by_operator = std::exchange(e.operator_restart, false);
+  if (by_operator && !fresh) {
+    // Logged once the new actor is in place (old -> new actor below).
+  } else if (fresh) {
     spdlog::error(
         "supervisor: swarm {} crashed ({}) and its state is inconsistent: restarting it empty",
         hash.hex(), why);
@@ -157,8 +174,16 @@ void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const inf
     self->send(e.remediation, rebind_atom::value, replacement);
   }
   ++(fresh ? st.counters.restarts_fresh : st.counters.restarts);
+  const std::string cause =
+      by_operator ? "restarted by an operator (actor " + std::to_string(dm.source.id()) +
+                        " -> " + std::to_string(replacement.id()) + ")"
+                  : "crashed (" + why + ")";
+  if (by_operator && !fresh) {
+    spdlog::info("supervisor: swarm {} {} from its last state ({} peers)", hash.hex(), cause,
+                 peers);
+  }
   note(self, hash, fresh ? "restart-fresh" : "restart",
-       "crashed (" + why + "); restart " + std::to_string(times.size()) + " of " +
+       cause + "; restart " + std::to_string(times.size()) + " of " +
            std::to_string(st.cfg.max_restarts) + " within " +
            std::to_string(st.cfg.restart_window.count()) + " s, " + std::to_string(peers) +
            " peers");
@@ -177,11 +202,16 @@ void on_remediation_down(supervisor_actor_ptr self, const caf::down_msg& dm,
   }
   ++st.counters.remediations_ended;
   const bool ok = dm.reason == caf::exit_reason::normal;
+  const bool pinned = it != st.swarms.end() && it->second.pinned;
+  const std::string restored =
+      pinned ? "defaults restored with the pinned policy " +
+                   std::string(to_string(*it->second.pinned))
+             : std::string("defaults restored");
   std::string detail = !ok       ? self->system().render(dm.reason)
-                       : stopped ? "stopped by an operator; defaults restored; no automatic "
-                                   "remediation for " +
+                       : stopped ? "stopped by an operator; " + restored +
+                                       "; no automatic remediation for " +
                                        std::to_string(st.cfg.operator_holdoff.count()) + " s"
-                                 : "healthy; defaults restored";
+                                 : "healthy; " + restored;
   if (stopped) ++st.counters.remediations_stopped;
   spdlog::info("supervisor: remediation of swarm {} ended ({})", hash.hex(), detail);
   note(self, hash, "remediation-ended", std::move(detail));
@@ -193,16 +223,15 @@ void spawn_remediation(supervisor_actor_ptr self, const info_hash& hash,
                        supervisor_state::entry& e, const health_report& r,
                        std::uint32_t operator_reasons) {
   auto& st = self->state;
-  // The swarm's config is immutable after construction: reading it here,
-  // while the swarm actor runs, is safe.
+  // Immutable after construction (see baseline_of).
   const swarm_config& swarm_cfg = e.core->config();
   remediation_config rc = st.cfg.remediation_cfg;
   if (rc.watch_time == std::chrono::seconds{0}) {
     rc.watch_time = swarm_cfg.announce_interval;
   }
-  e.remediation =
-      self->system().spawn(remediation_actor, hash, e.swarm, rc, swarm_cfg.default_knobs(), r,
-                           caf::actor_cast<caf::actor>(self), operator_reasons);
+  e.remediation = self->system().spawn(remediation_actor, hash, e.swarm, rc, baseline_of(e), r,
+                                       caf::actor_cast<caf::actor>(self), operator_reasons,
+                                       e.pinned.has_value());
   e.stopping = false;
   st.by_remediation[e.remediation.address()] = hash;
   self->monitor(e.remediation);
@@ -220,14 +249,29 @@ std::string start_for_operator(supervisor_actor_ptr self, const info_hash& hash,
   st.holdoff.erase(hash);
   spawn_remediation(self, hash, it->second, r, reasons);
   ++st.counters.remediations_operator;
-  spdlog::info("supervisor: swarm {}: remediation started by an operator ({})", hash.hex(),
-               reasons_to_string(reasons));
+  spdlog::info("supervisor: swarm {}: remediation none -> running, started by an operator ({}; {})",
+               hash.hex(), to_string(r.state), reasons_to_string(reasons));
   note(self, hash, "remediation-started",
        "operator; " + std::string(to_string(r.state)) + " [" + reasons_to_string(reasons) + "]");
   return "started";
 }
 
-/// An operator's start (see the header): asks the swarm for its last report
+/// The report an operator's remediation starts from: the swarm's last one,
+/// or, before its first tick, "unevaluated" with the counts it has now (never
+/// an invented "healthy, 0 peers": the history shows what the swarm was).
+health_report start_report(const swarm_status& s, health_time now) {
+  if (s.evaluated) return s.health;
+  health_report r;
+  r.state = swarm_health::unevaluated;
+  r.seeders = static_cast<std::uint64_t>(std::max<std::int64_t>(s.stats.complete, 0));
+  r.partial_seeds = static_cast<std::uint64_t>(std::max<std::int64_t>(s.stats.partial, 0));
+  r.leechers = static_cast<std::uint64_t>(
+      std::max<std::int64_t>(s.stats.incomplete - s.stats.partial, 0));
+  r.at = now;
+  return r;
+}
+
+/// An operator's start (see the header): asks the swarm for its status
 /// first, then spawns.
 caf::result<std::string> operator_start(supervisor_actor_ptr self, const info_hash& hash) {
   auto& st = self->state;
@@ -235,17 +279,15 @@ caf::result<std::string> operator_start(supervisor_actor_ptr self, const info_ha
   if (it == st.swarms.end() || !it->second.core) return std::string("unknown");
   if (it->second.remediation) return std::string("running");
   auto rp = self->make_response_promise<std::string>();
-  self->request(it->second.swarm, std::chrono::seconds(2), health_atom::value,
-                caf::get_atom::value)
+  self->request(it->second.swarm, std::chrono::seconds(2), status_atom::value)
       .then(
-          [self, hash, rp](health_report& r) mutable {
-            rp.deliver(start_for_operator(self, hash, r));
+          [self, hash, rp](swarm_status& s) mutable {
+            rp.deliver(start_for_operator(self, hash, start_report(s, self->clock().now())));
           },
           [self, hash, rp](caf::error&) mutable {
-            // Not evaluated yet (or restarting): start from "healthy, no
-            // reasons now"; the operator reasons pick the strategies.
+            // Restarting: nothing known now; the first tick's report shows it.
             health_report r;
-            r.state = swarm_health::healthy;
+            r.state = swarm_health::unevaluated;
             r.at = self->clock().now();
             rp.deliver(start_for_operator(self, hash, r));
           });
@@ -262,12 +304,69 @@ caf::result<std::string> operator_stop(supervisor_actor_ptr self, const info_has
   e.stopping = true;
   st.holdoff[hash] = self->clock().now() + st.cfg.operator_holdoff;
   note(self, hash, "remediation-stop", "stopped by an operator");
-  spdlog::info("supervisor: swarm {}: remediation stopped by an operator", hash.hex());
+  spdlog::info("supervisor: swarm {}: remediation running -> stopped by an operator", hash.hex());
   auto rp = self->make_response_promise<std::string>();
   self->request(e.remediation, std::chrono::seconds(10), stop_atom::value)
       .then([rp](bool) mutable { rp.deliver(std::string("stopped")); },
             [rp](caf::error&) mutable { rp.deliver(std::string("stopped")); });
   return rp;
+}
+
+/// An operator's policy change (see the header).
+caf::result<policy_change> operator_policy(supervisor_actor_ptr self, const info_hash& hash,
+                                           const std::string& name) {
+  auto& st = self->state;
+  auto it = st.swarms.find(hash);
+  if (it == st.swarms.end() || !it->second.core) {
+    return caf::make_error(caf::sec::cannot_forward_to_invalid_actor,
+                           "no swarm for " + hash.hex());
+  }
+  auto& e = it->second;
+  std::optional<policy_kind> pin;
+  if (name != "default") {
+    pin = parse_policy(name);
+    if (!pin) return caf::make_error(caf::sec::invalid_argument, "unknown policy '" + name + "'");
+  }
+  const bool was_pinned = e.pinned.has_value();
+  e.pinned = pin;
+  const swarm_knobs baseline = baseline_of(e);
+  const std::string target(to_string(baseline.policy));
+  auto rp = self->make_response_promise<policy_change>();
+  auto done = [self, hash, rp, target, was_pinned, pinned = pin.has_value()](
+                  std::string& previous) mutable {
+    const char* how = pinned ? "pinned" : "config default, not pinned";
+    spdlog::info("supervisor: swarm {}: policy {}{} -> {} ({}), set by an operator", hash.hex(),
+                 previous, was_pinned ? " (pinned)" : "", target, how);
+    note(self, hash, "operator-policy",
+         previous + (was_pinned ? " (pinned)" : "") + " -> " + target + " (" + how + ")");
+    rp.deliver(policy_change{previous, target, was_pinned, pinned});
+  };
+  auto failed = [rp](caf::error& err) mutable { rp.deliver(std::move(err)); };
+  if (e.remediation && !e.stopping) {
+    // The remediation owns the knobs while it runs: it takes the new
+    // baseline (restored at its end) and applies a pinned policy now.
+    self->request(e.remediation, std::chrono::seconds(10), policy_atom::value,
+                  caf::put_atom::value, baseline, pin.has_value())
+        .then(std::move(done), std::move(failed));
+  } else {
+    self->request(e.swarm, std::chrono::seconds(5), policy_atom::value, caf::put_atom::value,
+                  target)
+        .then(std::move(done), std::move(failed));
+  }
+  return rp;
+}
+
+/// An operator's restart (see the header).
+std::string operator_restart(supervisor_actor_ptr self, const info_hash& hash) {
+  auto& st = self->state;
+  auto it = st.swarms.find(hash);
+  if (it == st.swarms.end() || !it->second.swarm) return "unknown";
+  // `kill` is an abnormal exit: on_swarm_down restarts the swarm from its
+  // core and logs the old and the new actor. It counts against
+  // max_restarts like a crash.
+  it->second.operator_restart = true;
+  self->send_exit(it->second.swarm, caf::exit_reason::kill);
+  return "restarting";
 }
 
 void on_health(supervisor_actor_ptr self, const info_hash& hash, const health_report& r) {
@@ -285,7 +384,7 @@ void on_health(supervisor_actor_ptr self, const info_hash& hash, const health_re
          std::string(to_string(r.state)) +
              (r.reasons != 0 ? " [" + reasons_to_string(r.reasons) + "]" : std::string()));
   }
-  if (r.state == swarm_health::healthy || !st.cfg.remediation || e.remediation || !big_enough) {
+  if (!is_unhealthy(r.state) || !st.cfg.remediation || e.remediation || !big_enough) {
     return;
   }
   if (auto h = st.holdoff.find(hash); h != st.holdoff.end()) {
@@ -353,6 +452,18 @@ caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
         return operator_stop(self, hash);
       },
       [self](counters_atom) { return self->state.counters; },
+      [self](policy_atom, caf::put_atom, const info_hash& hash, const std::string& name) {
+        return operator_policy(self, hash, name);
+      },
+      [self](policy_atom, caf::get_atom, const info_hash& hash) {
+        auto it = self->state.swarms.find(hash);
+        return it != self->state.swarms.end() && it->second.pinned.has_value();
+      },
+      [self](restart_atom, const info_hash& hash) { return operator_restart(self, hash); },
+      [self](events_atom, caf::put_atom, supervisor_event& e) {
+        // Time is the supervisor's, like every other event's.
+        note(self, e.hash, std::move(e.kind), std::move(e.detail));
+      },
       [self](caf::get_atom, const info_hash& hash) {
         auto it = self->state.swarms.find(hash);
         return it != self->state.swarms.end() ? it->second.swarm : caf::actor{};

@@ -15,7 +15,8 @@
 ///                           spawns an empty swarm), report (log + event)
 ///
 ///   swarm ──(health_atom, hash, report)──▶ supervisor (changes only):
-///       degraded/critical, remediation on, at least remediation_min_peers
+///       degraded/critical (never unevaluated), remediation on, at least
+///       remediation_min_peers
 ///       peers, no remediation running for that swarm
 ///         ─▶ spawn ONE remediation actor, register it as the swarm's
 ///            observer (it then gets every tick's report)
@@ -40,6 +41,24 @@
 ///       gets no automatic remediation for `operator_holdoff` (else the next
 ///       health change would start one right away).
 ///   (counters_atom) -> supervisor_counters   monotonic, since start
+///   (policy_atom, put_atom, info_hash, std::string name) -> policy_change
+///       an operator sets a swarm's policy: a policy name pins it (it stays
+///       until the next change, and every remediation of the swarm restores
+///       it at its end and never replaces it meanwhile); "default" unpins
+///       and returns the swarm to the config's default policy. With a
+///       remediation running, the remediation applies it (its baseline
+///       changes); otherwise the swarm. Logs one info line (old -> new) and
+///       records an "operator-policy" event. Errors:
+///       `sec::cannot_forward_to_invalid_actor` (no such swarm here),
+///       `sec::invalid_argument` (unknown name), or the swarm's.
+///   (policy_atom, get_atom, info_hash) -> bool   whether its policy is pinned
+///   (restart_atom, info_hash) -> std::string
+///       an operator restarts the swarm actor: "restarting" (it is killed
+///       and restarted from its state like after a crash; the restart is
+///       logged with the old and the new actor) or "unknown".
+///   (events_atom, put_atom, supervisor_event)
+///       records an event someone else did (the admin API's bans, access
+///       list changes, moves; the time is the supervisor's)
 ///   (caf::get_atom, info_hash) -> caf::actor
 ///                                    the current actor of a supervised swarm
 ///                                    (invalid handle if none)
@@ -52,6 +71,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -99,6 +119,10 @@ struct supervisor_state {
     caf::actor remediation;
     /// An operator asked the running remediation to stop.
     bool stopping = false;
+    /// The policy an operator pinned (see the interface).
+    std::optional<policy_kind> pinned;
+    /// An operator asked for the restart under way (logged as such).
+    bool operator_restart = false;
   };
 
   supervisor_config cfg;

@@ -23,6 +23,27 @@ void send_probes(swarm_actor_ptr self) {
   }
 }
 
+/// Adds what the core counted since the last call to the node-wide totals
+/// (two compares per announce; an atomic add only when something counted).
+void add_totals(swarm_state& st) {
+  if (!st.totals) return;
+  const auto& n = st.core->counters();
+  if (n.repeats != st.added_repeats) {
+    st.totals->repeats.fetch_add(n.repeats - st.added_repeats, std::memory_order_relaxed);
+    st.added_repeats = n.repeats;
+  }
+  if (n.early != st.added_early) {
+    st.totals->early.fetch_add(n.early - st.added_early, std::memory_order_relaxed);
+    st.added_early = n.early;
+  }
+}
+
+/// Counts of the core from now on only (start, merged snapshots).
+void skip_totals(swarm_state& st) {
+  st.added_repeats = st.core->counters().repeats;
+  st.added_early = st.core->counters().early;
+}
+
 /// The operator's view of `c`, with at most `max_peers` peers listed.
 swarm_status make_status(const swarm_core& c, std::uint32_t max_peers) {
   swarm_status s;
@@ -40,6 +61,8 @@ swarm_status make_status(const swarm_core& c, std::uint32_t max_peers) {
   s.refused = n.refused;
   s.warned = n.warned;
   s.seeder_appeals = n.seeder_appeals;
+  s.repeats = n.repeats;
+  s.early = n.early;
   s.peer_count = c.table().size();
   if (max_peers > 0) {
     s.peers.reserve(std::min<std::size_t>(max_peers, c.table().size()));
@@ -92,7 +115,9 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
   st.supervisor = std::move(supervisor);
   if (auto reg = st.registry.lock()) {
     st.prober = reg->prober();
+    st.totals = reg->totals();
   }
+  skip_totals(st);
   st.core->set_probing(static_cast<bool>(st.prober));
   // A new swarm is empty until its first announce: if that never comes (a
   // route() whose request failed), the swarm still ends after idle_lifetime.
@@ -107,6 +132,7 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         if (!self->state.core->announce(a, self->clock().now(), res)) {
           return caf::make_error(caf::sec::invalid_argument);
         }
+        add_totals(self->state);
         send_probes(self);
         return res;
       },
@@ -121,6 +147,7 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
           return;
         }
         t->complete(res);
+        add_totals(st);
         send_probes(self);
       },
       [self](probe_atom, const probe_result& r) {
@@ -202,11 +229,13 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         return std::string(to_string(self->state.core->policy()));
       },
       [self](policy_atom, caf::put_atom, const std::string& name) -> caf::result<std::string> {
-        auto p = parse_policy(name);
+        auto& core = *self->state.core;
+        auto p = name == "default"
+                     ? std::optional<policy_kind>(core.config().default_knobs().policy)
+                     : parse_policy(name);
         if (!p) {
           return caf::make_error(caf::sec::invalid_argument, "unknown policy '" + name + "'");
         }
-        auto& core = *self->state.core;
         std::string previous(to_string(core.policy()));
         core.set_policy(*p);
         return previous;
@@ -226,6 +255,7 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
       },
       [self](caf::migrate_atom, caf::put_atom, const cluster::swarm_snapshot& s) {
         cluster::merge_snapshot(*self->state.core, s, self->clock().now());
+        skip_totals(self->state);
       },
       [self](crash_atom) {
         if (self->state.core->config().test_hooks) {

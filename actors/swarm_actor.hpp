@@ -31,9 +31,13 @@
 ///   (knobs_atom, put_atom, swarm_knobs) -> swarm_knobs   the previous knobs;
 ///                                                 `sec::invalid_argument` if out of range
 ///   (policy_atom, get_atom) -> std::string        e.g. "adaptive"
-///   (policy_atom, put_atom, std::string) -> std::string  sets by name, answers
-///                                                 the previous; unknown name:
-///                                                 `sec::invalid_argument`
+///   (policy_atom, put_atom, std::string) -> std::string  sets by name
+///                                                 ("default": the config's
+///                                                 default policy), answers the
+///                                                 previous; unknown name:
+///                                                 `sec::invalid_argument`. An
+///                                                 operator's change goes through
+///                                                 the supervisor (pinning).
 ///   (observer_atom, caf::actor)                   every tick's report also goes
 ///                                                 to this actor (remediation);
 ///                                                 an invalid handle clears it
@@ -73,6 +77,7 @@
 /// into messages of at most `sweep_batch` peers, each sent to itself so that
 /// queued announces are served between them.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -84,6 +89,17 @@
 #include "actors/swarm_core.hpp"
 
 namespace sk {
+
+/// Node-wide counters every swarm of a directory adds to as it serves
+/// announces, so that they stay monotonic when swarms end or move (a sum
+/// over the live swarms would fall). Relaxed atomics: each is bumped only
+/// when the event it counts happened, which is rare next to announces.
+struct swarm_totals {
+  /// `swarm_core_counters::repeats` of every swarm, since start.
+  std::atomic<std::uint64_t> repeats{0};
+  /// `swarm_core_counters::early` of every swarm, since start.
+  std::atomic<std::uint64_t> early{0};
+};
 
 /// What a swarm needs from whoever tracks it (the directory): a way to
 /// leave, and (for the supervisor) a way to put a restarted actor in place.
@@ -110,6 +126,9 @@ class swarm_registry {
   /// invalid (the default): swarms never probe. Read once when a swarm
   /// actor starts (also a restarted one).
   virtual caf::actor prober() const { return {}; }
+  /// Where the swarm adds its node-wide counts; null (the default): nowhere.
+  /// Read once when a swarm actor starts.
+  virtual std::shared_ptr<swarm_totals> totals() const { return nullptr; }
 };
 
 /// State of a swarm actor (the actor itself only passes messages).
@@ -125,6 +144,13 @@ struct swarm_state {
   announce_result scratch;
   /// Where probe requests go (from the registry); invalid: no probing.
   caf::actor prober;
+  /// Node-wide counts (from the registry); may be null.
+  std::shared_ptr<swarm_totals> totals;
+  /// The core's counts already added to `totals`. Taken from the core when
+  /// the actor starts: a restarted swarm added its counts before it died (it
+  /// adds after every announce), and a migrated one on its old node.
+  std::uint64_t added_repeats = 0;
+  std::uint64_t added_early = 0;
 };
 
 using swarm_actor_ptr = caf::stateful_actor<swarm_state>*;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <fstream>
@@ -282,9 +283,12 @@ json record_json(const remediation_record& r) {
           {"after", signals_json(r.after)}};
 }
 
+/// The all-zero hash of events that concern no one swarm (bans).
+const info_hash no_swarm{};
+
 json event_json(const supervisor_event& e) {
   return {{"age_seconds", age_seconds(e.at)},
-          {"hash", e.hash.hex()},
+          {"hash", e.hash == no_swarm ? json(nullptr) : json(e.hash.hex())},
           {"kind", e.kind},
           {"detail", e.detail}};
 }
@@ -296,6 +300,7 @@ json summary_json(const swarm_status& s, caf::actor_id id) {
           {"peers", s.stats.complete + s.stats.incomplete},
           {"seeders", s.stats.complete},
           {"leechers", s.stats.incomplete},
+          {"partial_seeds", s.stats.partial},
           {"downloaded", s.stats.downloaded},
           {"health", health_name(s)},
           {"reasons", reasons_json(s.evaluated ? s.health.reasons : 0)},
@@ -492,12 +497,15 @@ json detail_json(const shared_ptr& sh, const swarm_status& s, caf::actor_id id) 
                    {"banned", s.banned},
                    {"refused", s.refused},
                    {"warned", s.warned},
-                   {"seeder_appeals", s.seeder_appeals}};
+                   {"seeder_appeals", s.seeder_appeals},
+                   {"repeats", s.repeats},
+                   {"early", s.early}};
   j["health_detail"] = {{"evaluated", s.evaluated},
                         {"state", health_name(s)},
                         {"reasons", reasons_json(s.health.reasons)},
                         {"seeders", s.health.seeders},
                         {"leechers", s.health.leechers},
+                        {"partial_seeds", s.health.partial_seeds},
                         {"stalled", s.health.stalled},
                         {"quarantined", s.health.quarantined},
                         {"completion_rate", number_or_null(s.health.completion_rate)},
@@ -531,7 +539,27 @@ void get_swarm(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
   const caf::actor_id id = swarm.id();
   self->request(swarm, sh->cfg.actor_timeout, status_atom::value, caf::get_atom::value,
                 sh->cfg.max_peers_listed)
-      .then([sh, job, id](swarm_status& s) { job->reply_json(200, detail_json(sh, s, id)); },
+      .then(
+          [self, sh, job, id, hash](swarm_status& s) {
+            auto j = std::make_shared<json>(detail_json(sh, s, id));
+            const caf::actor& sup = sh->dir->supervisor();
+            if (!sup) {
+              (*j)["policy_pinned"] = false;
+              return job->reply_json(200, *j);
+            }
+            // Whether an operator pinned the policy: the supervisor keeps it.
+            self->request(sup, sh->cfg.actor_timeout, policy_atom::value, caf::get_atom::value,
+                          hash)
+                .then(
+                    [job, j](bool pinned) {
+                      (*j)["policy_pinned"] = pinned;
+                      job->reply_json(200, *j);
+                    },
+                    [job, j](caf::error&) {
+                      (*j)["policy_pinned"] = nullptr;
+                      job->reply_json(200, *j);
+                    });
+          },
             [job, hash](caf::error& err) {
               if (err == caf::sec::request_receiver_down)
                 job->reply_error(503, "swarm " + hash.hex() + " is restarting; retry");
@@ -540,6 +568,26 @@ void get_swarm(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
             });
 }
 
+/// Records an operator's change in the supervisor's event log (`/api/events`).
+/// Sent before the answer, so a client that reads the events next sees it.
+void record_event(const shared_ptr& sh, const info_hash& hash, std::string kind,
+                  std::string detail) {
+  if (const caf::actor& sup = sh->dir->supervisor())
+    caf::anon_send(sup, events_atom::value, caf::put_atom::value,
+                   supervisor_event{{}, hash, std::move(kind), std::move(detail)});
+}
+
+/// The error answer to a failed request to a swarm (or through it).
+void reply_swarm_error(const admin_job_ptr& job, const info_hash& hash, const caf::error& err) {
+  if (err == caf::sec::request_receiver_down)
+    job->reply_error(503, "swarm " + hash.hex() + " is restarting; retry");
+  else
+    job->reply_error(504, "swarm " + hash.hex() + " did not answer");
+}
+
+/// POST /api/swarms/<hash>/policy {"policy": name}: a policy name pins it,
+/// "default" unpins (actors/supervisor.hpp). The supervisor applies it (and
+/// logs it) so a running or later remediation keeps the operator's choice.
 void post_policy(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                  const info_hash& hash) {
   json body = json::parse(job->body, nullptr, false);
@@ -549,39 +597,78 @@ void post_policy(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
   if (it == body.end() || !it->is_string())
     return job->reply_error(400, "body needs a string field \"policy\"");
   const std::string name = it->get<std::string>();
-  if (!parse_policy(name)) {
-    std::string names;
-    for (auto n : policy_names) names += (names.empty() ? "" : ", ") + std::string(n);
+  if (name != "default" && !parse_policy(name)) {
+    std::string names = "default";
+    for (auto n : policy_names) names += ", " + std::string(n);
     return job->reply_error(400, "unknown policy '" + name + "'; one of " + names);
   }
   caf::actor swarm = sh->dir->find(hash);
   if (!swarm) return job->reply_error(404, "no swarm for " + hash.hex());
-  self->request(swarm, sh->cfg.actor_timeout, policy_atom::value, caf::put_atom::value, name)
+  // Straight to the swarm (no pinning): without a supervisor, or for a
+  // swarm the supervisor does not know (a forwarder to the node that owns it).
+  auto direct = [self, sh, job, hash, name, swarm]() {
+    self->request(swarm, sh->cfg.actor_timeout, policy_atom::value, caf::put_atom::value, name)
+        .then(
+            [job, hash, name](std::string& previous) {
+              spdlog::info("admin: swarm {}: policy {} -> {}", hash.hex(), previous, name);
+              job->reply_json(200, {{"hash", hash.hex()},
+                                    {"policy", name},
+                                    {"previous", previous},
+                                    {"pinned", false}});
+            },
+            [job, hash](caf::error& err) {
+              if (err == caf::sec::invalid_argument)
+                job->reply_error(400, "policy rejected by the swarm");
+              else
+                reply_swarm_error(job, hash, err);
+            });
+  };
+  const caf::actor& sup = sh->dir->supervisor();
+  if (!sup) return direct();
+  self->request(sup, sh->cfg.actor_timeout * 2, policy_atom::value, caf::put_atom::value, hash,
+                name)
       .then(
-          [job, hash, name](std::string& previous) {
-            job->reply_json(200, {{"hash", hash.hex()}, {"policy", name}, {"previous", previous}});
+          [job, hash](policy_change& c) {
+            job->reply_json(200, {{"hash", hash.hex()},
+                                  {"policy", c.policy},
+                                  {"previous", c.previous},
+                                  {"pinned", c.pinned},
+                                  {"was_pinned", c.was_pinned}});
           },
-          [job, hash](caf::error& err) {
+          [job, hash, direct](caf::error& err) {
+            if (err == caf::sec::cannot_forward_to_invalid_actor) return direct();
             if (err == caf::sec::invalid_argument)
-              job->reply_error(400, "policy rejected by the swarm");
-            else if (err == caf::sec::request_receiver_down)
-              job->reply_error(503, "swarm " + hash.hex() + " is restarting; retry");
-            else
-              job->reply_error(504, "swarm " + hash.hex() + " did not answer");
+              return job->reply_error(400, "policy rejected by the swarm");
+            reply_swarm_error(job, hash, err);
           });
 }
 
+/// POST /api/swarms/<hash>/restart: the supervisor kills the swarm actor
+/// and restarts it from its state (logged there with the old and new actor).
 void post_restart(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                   const info_hash& hash) {
   caf::actor swarm = sh->dir->find(hash);
   if (!swarm) return job->reply_error(404, "no swarm for " + hash.hex());
-  // `kill` is an abnormal exit: the supervisor restarts the swarm from its
-  // core (same peers, knobs, history) and puts the new actor in the
-  // directory. It counts against supervisor.max-restarts like a crash.
   const caf::actor_id old_id = swarm.id();
-  self->send_exit(swarm, caf::exit_reason::kill);
-  spdlog::info("admin: restarting swarm {} (actor {})", hash.hex(), old_id);
-  job->reply_json(202, {{"hash", hash.hex()}, {"old_actor_id", old_id}, {"status", "restarting"}});
+  auto accepted = [job, hash, old_id]() {
+    job->reply_json(202,
+                    {{"hash", hash.hex()}, {"old_actor_id", old_id}, {"status", "restarting"}});
+  };
+  const caf::actor& sup = sh->dir->supervisor();
+  if (!sup) {
+    // Nobody restarts it: the next announce spawns an empty swarm.
+    self->send_exit(swarm, caf::exit_reason::kill);
+    spdlog::info("admin: swarm {}: actor {} -> killed (no supervisor: restarted empty)",
+                 hash.hex(), old_id);
+    return accepted();
+  }
+  self->request(sup, sh->cfg.actor_timeout, restart_atom::value, hash)
+      .then(
+          [job, hash, accepted](std::string& outcome) {
+            if (outcome == "restarting") return accepted();
+            job->reply_error(409, "swarm " + hash.hex() + " is not supervised on this node");
+          },
+          [job](caf::error&) { job->reply_error(504, "supervisor did not answer"); });
 }
 
 /// POST /api/swarms/<hash>/move {"node": "name"}: the cluster hands the
@@ -599,7 +686,10 @@ void post_move(const shared_ptr& sh, const admin_job_ptr& job, const info_hash& 
       caf::anon_send(target, cluster::movenote_atom::value, hash, v->self);
   if (auto why = sh->dir->move(hash, node); !why.empty())
     return job->reply_error(409, "cannot move swarm " + hash.hex() + ": " + why);
-  spdlog::info("admin: moving swarm {} to {}", hash.hex(), node);
+  const auto v = sh->dir->view();
+  const std::string from = v ? v->self : sh->node_name;
+  spdlog::info("admin: swarm {}: owner {} -> {} (moving)", hash.hex(), from, node);
+  record_event(sh, hash, "operator-move", from + " -> " + node);
   job->reply_json(202, {{"hash", hash.hex()}, {"node", node}, {"status", "moving"}});
 }
 
@@ -809,9 +899,13 @@ void post_ban(const shared_ptr& sh, const admin_job_ptr& job) {
                                      " bytes");
   const ban_rule shown{*prefix, reason};
   switch (bans->add(*prefix, std::move(reason))) {
-    case live_ban_list::add_result::added:
-      spdlog::info("admin: banned peer_id prefix \"{}\"", escape_ban_prefix(shown.prefix));
+    case live_ban_list::add_result::added: {
+      const std::string p = escape_ban_prefix(shown.prefix);
+      spdlog::info("admin: peer_id prefix \"{}\": not banned -> banned ({})", p, shown.reason);
+      record_event(sh, no_swarm, "operator-ban",
+                   "prefix \"" + p + "\": not banned -> banned (" + shown.reason + ")");
       return job->reply_json(201, ban_json(shown));
+    }
     case live_ban_list::add_result::exists:
       return job->reply_error(409, "prefix \"" + escape_ban_prefix(shown.prefix) +
                                        "\" is already banned");
@@ -833,7 +927,9 @@ void delete_ban(const shared_ptr& sh, const admin_job_ptr& job, const std::strin
   if (!prefix) return job->reply_error(400, error);
   if (!bans->remove(*prefix))
     return job->reply_error(404, "prefix \"" + escape_ban_prefix(*prefix) + "\" is not banned");
-  spdlog::info("admin: unbanned peer_id prefix \"{}\"", escape_ban_prefix(*prefix));
+  spdlog::info("admin: peer_id prefix \"{}\": banned -> not banned", escape_ban_prefix(*prefix));
+  record_event(sh, no_swarm, "operator-unban",
+               "prefix \"" + escape_ban_prefix(*prefix) + "\": banned -> not banned");
   job->reply_json(200, {{"prefix", escape_ban_prefix(*prefix)}, {"removed", true}});
 }
 
@@ -855,32 +951,92 @@ void get_access(const shared_ptr& sh, const admin_job_ptr& job) {
                         {"hashes", std::move(hashes)}});
 }
 
-void post_access(const shared_ptr& sh, const admin_job_ptr& job, const info_hash& hash,
-                 bool allow) {
+/// Ends the local swarms among `swarms` (refused torrents; a forwarder is
+/// left alone) and calls `done(ended, peers)`: how many swarms ended and the
+/// peers they held (as each swarm counted them just before; one that does
+/// not answer in time ends all the same, its peers uncounted).
+void end_swarms(actor_ptr self, const shared_ptr& sh,
+                std::vector<std::pair<info_hash, caf::actor>> local,
+                std::function<void(std::size_t, std::uint64_t)> done) {
+  fan_out_status(self, sh, local, [sh, local, done = std::move(done)](status_list&& st) {
+    std::map<caf::actor_id, std::uint64_t> peers_of;
+    for (const auto& [id, s] : st) peers_of[id] = s.peer_count;
+    std::size_t ended = 0;
+    std::uint64_t peers = 0;
+    for (const auto& [hash, a] : local) {
+      if (!sh->dir->end_swarm(hash)) continue;
+      ++ended;
+      peers += peers_of[a.id()];
+    }
+    done(ended, peers);
+  });
+}
+
+void post_access(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
+                 const info_hash& hash, bool allow) {
   access_control* ac = sh->cfg.access.get();
   if (ac == nullptr || ac->mode() == access_mode::off)
     return job->reply_error(409, "access list is off");
+  const char* before = ac->allowed(hash) ? "served" : "refused";
   const auto r = ac->set_allowed(hash, allow);
   if (!r.ok) {
     spdlog::error("admin: access list: {}", r.error);
     return job->reply_error(500, r.error);
   }
-  spdlog::info("admin: info_hash {} {}", hash.hex(), allow ? "allowed" : "denied");
-  job->reply_json(200, {{"hash", hash.hex()}, {"allowed", allow}});
+  const std::string change = std::string(before) + " -> " + (allow ? "served" : "refused") +
+                             " (" + to_string(ac->mode()) + " list)";
+  if (allow) {
+    spdlog::info("admin: info_hash {}: {}", hash.hex(), change);
+    record_event(sh, hash, "operator-access", change);
+    return job->reply_json(200, {{"hash", hash.hex()}, {"allowed", true}, {"swarm_ended", false}});
+  }
+  // Refused from now on (the front ends check the list before routing):
+  // a live swarm of it ends, dropping its peers and any remediation.
+  std::vector<std::pair<info_hash, caf::actor>> local;
+  if (auto a = sh->dir->find(hash)) local.emplace_back(hash, std::move(a));
+  end_swarms(
+      self, sh, std::move(local), [sh, job, hash, change](std::size_t ended, std::uint64_t peers) {
+        const std::string detail =
+            change + (ended != 0 ? "; its swarm ended (" + std::to_string(peers) + " peers dropped)"
+                                 : std::string());
+        spdlog::info("admin: info_hash {}: {}", hash.hex(), detail);
+        record_event(sh, hash, "operator-access", detail);
+        job->reply_json(200, {{"hash", hash.hex()},
+                              {"allowed", false},
+                              {"swarm_ended", ended != 0},
+                              {"peers_dropped", peers}});
+      });
 }
 
-void post_access_reload(const shared_ptr& sh, const admin_job_ptr& job) {
+void post_access_reload(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
   access_control* ac = sh->cfg.access.get();
   if (ac == nullptr || ac->file().empty())
     return job->reply_error(409, "no access file configured (access.file)");
+  const auto before = ac->snapshot()->size();
   const auto r = ac->reload();
   if (!r.ok) {
     spdlog::error("admin: access list reload failed, the old list stays: {}", r.error);
     return job->reply_error(422, r.error + " (the old list stays in force)");
   }
   const auto count = ac->snapshot()->size();
-  spdlog::info("admin: access list reloaded ({} hashes)", count);
-  job->reply_json(200, {{"mode", to_string(ac->mode())}, {"count", count}});
+  // Swarms of torrents the new list refuses end, as after a deny.
+  auto refused = sh->dir->snapshot();
+  refused.erase(std::remove_if(refused.begin(), refused.end(),
+                               [ac](const auto& e) { return ac->allowed(e.first); }),
+                refused.end());
+  end_swarms(self, sh, std::move(refused),
+             [sh, job, ac, before, count](std::size_t ended, std::uint64_t peers) {
+               std::string detail = "reloaded " + ac->file() + ": " + std::to_string(before) +
+                                    " -> " + std::to_string(count) + " hashes";
+               if (ended != 0)
+                 detail += "; " + std::to_string(ended) + " swarms of refused torrents ended (" +
+                           std::to_string(peers) + " peers dropped)";
+               spdlog::info("admin: access list {}", detail);
+               record_event(sh, no_swarm, "operator-access", detail);
+               job->reply_json(200, {{"mode", to_string(ac->mode())},
+                                     {"count", count},
+                                     {"swarms_ended", ended}});
+             });
 }
 
 // -- /metrics -------------------------------------------------------------------
@@ -1065,17 +1221,40 @@ void get_metrics(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job)
         peers_by[h] = 0;
       }
       double announces = 0;
+      std::array<double, health_reason_count> unhealthy_by{};
       for (const auto& e : all) {
         const std::string h = health_name(e.second);
         swarms_by[h] += 1;
         peers_by[h] += double(e.second.stats.complete + e.second.stats.incomplete);
         announces += double(e.second.announces);
+        if (!e.second.evaluated || !is_unhealthy(e.second.health.state)) continue;
+        for (int i = 0; i < health_reason_count; ++i)
+          if ((e.second.health.reasons & (1u << i)) != 0) unhealthy_by[i] += 1;
       }
-      m.family("swarmkeeper_swarms", "gauge", "Swarms by health state.");
+      m.family("swarmkeeper_swarms", "gauge",
+               "Swarms by health state (unevaluated: fewer peers than health.min-peers, or "
+               "not evaluated yet; never counted as degraded or critical).");
       for (const auto& [h, n] : swarms_by)
         m.sample("swarmkeeper_swarms", "health=\"" + h + "\"", n);
       m.family("swarmkeeper_peers", "gauge", "Peers by the health state of their swarm.");
       for (const auto& [h, n] : peers_by) m.sample("swarmkeeper_peers", "health=\"" + h + "\"", n);
+      m.family("swarmkeeper_unhealthy_swarms", "gauge",
+               "Degraded or critical swarms by health reason (a swarm counts once for each "
+               "reason it reports).");
+      for (int i = 0; i < health_reason_count; ++i)
+        m.sample("swarmkeeper_unhealthy_swarms",
+                 "reason=\"" +
+                     std::string(reason_name(static_cast<health_reason>(1u << i))) + "\"",
+                 unhealthy_by[i]);
+      const swarm_totals& totals = sh->dir->totals();
+      m.family("swarmkeeper_announce_repeats_total", "counter",
+               "Repeats of a peer's previous announce within the duplicate window, served "
+               "without being judged (every swarm of this node, since start).");
+      m.sample("swarmkeeper_announce_repeats_total", "", double(totals.repeats.load()));
+      m.family("swarmkeeper_announces_early_total", "counter",
+               "Announces earlier than the interval asked, served without a warning (below "
+               "the sustained-early threshold; every swarm of this node, since start).");
+      m.sample("swarmkeeper_announces_early_total", "", double(totals.early.load()));
       m.family("swarmkeeper_swarm_announces", "gauge",
                "Announces handled by the swarms that exist now (ended swarms drop out).");
       m.sample("swarmkeeper_swarm_announces", "", announces);
@@ -1083,12 +1262,14 @@ void get_metrics(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job)
       m.sample("swarmkeeper_remediations_active", "", double(active_remediations));
       std::map<std::string, double> by_kind;
       for (const char* k :
-           {"restart", "restart-fresh", "give-up", "remediation-started", "remediation-ended"})
+           {"restart", "restart-fresh", "give-up", "remediation-started", "remediation-stop",
+            "remediation-ended", "health", "operator-policy", "operator-ban", "operator-unban",
+            "operator-access", "operator-move"})
         by_kind[k] = 0;
       for (const auto& e : events) by_kind[e.kind] += 1;
       m.family("swarmkeeper_supervisor_events", "gauge",
-               "Supervisor events (actor restarts, give-ups, remediations) in its bounded "
-               "event log, by kind.");
+               "Supervisor events (actor restarts, give-ups, remediations, health changes, "
+               "operator changes) in its bounded event log, by kind.");
       for (const auto& [k, n] : by_kind)
         m.sample("swarmkeeper_supervisor_events", "kind=\"" + k + "\"", n);
       m.family("swarmkeeper_uptime_seconds", "gauge", "Seconds since the admin server started.");
@@ -1196,13 +1377,13 @@ void route(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
     if (parts.size() == 3) {
       if (parts[2] != "reload") return job->reply_error(404, "no such endpoint");
       if (!post) return wrong_method("POST");
-      return post_access_reload(sh, job);
+      return post_access_reload(self, sh, job);
     }
     if (parts[3] != "allow" && parts[3] != "deny") return job->reply_error(404, "no such endpoint");
     if (!post) return wrong_method("POST");
     auto hash = parse_hash(parts[2]);
     if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
-    return post_access(sh, job, *hash, parts[3] == "allow");
+    return post_access(self, sh, job, *hash, parts[3] == "allow");
   }
   if (parts[1] == "swarms" && parts.size() == 4 && parts[3] == "move") {
     if (!post) return wrong_method("POST");

@@ -1,6 +1,7 @@
 // The remediation plan without CAF: strategies from reasons, trial,
-// keep/rollback by measured effect, escalation, exhaustion, and the end
-// after a healthy stretch with the baseline restored.
+// keep/rollback by measured effect, escalation, exhaustion, the end after a
+// healthy stretch with the baseline restored, an operator's pinned policy,
+// and unevaluated reports.
 
 #include "actors/remediation.hpp"
 
@@ -141,6 +142,78 @@ TEST(RemediationPlan, AbortRestoresTheBaseline) {
   EXPECT_TRUE(s.done);
   EXPECT_EQ(*s.knobs, base);
   EXPECT_EQ(actions(s), (std::vector<std::string>{"end"}));
+}
+
+TEST(RemediationPlan, APinnedPolicyIsNeverReplaced) {
+  swarm_knobs base;
+  base.policy = policy_kind::role_aware;
+  remediation_plan plan(config(), base, 0, /*policy_pinned=*/true);
+  auto s = plan.on_report(report(0, swarm_health::critical,
+                                 reason_no_seeders | reason_stalled_leechers, 0, 10, 8));
+  ASSERT_TRUE(s.knobs);
+  EXPECT_EQ(plan.on_trial(), strategy::stalled_boost);
+  EXPECT_EQ(s.knobs->policy, policy_kind::role_aware);
+  EXPECT_LT(s.knobs->leecher_interval_scale, 1.0) << "its other knob is turned";
+  // Every strategy, rolled back or kept, leaves the policy alone.
+  for (std::int64_t t = 60; t <= 600; t += 60) {
+    s = plan.on_report(report(t, swarm_health::critical,
+                              reason_no_seeders | reason_stalled_leechers, 0, 10, 8));
+    EXPECT_EQ(plan.knobs().policy, policy_kind::role_aware) << "at " << t;
+  }
+}
+
+TEST(RemediationPlan, UnderAPinAStrategyThatOnlySetsThePolicyIsNotTried) {
+  remediation_plan plan(config(), swarm_knobs{}, 0, /*policy_pinned=*/true);
+  auto s = plan.on_report(report(0, swarm_health::degraded, reason_unreachable_peers, 5, 5, 0));
+  EXPECT_EQ(actions(s), (std::vector<std::string>{"start", "exhausted"}));
+  EXPECT_FALSE(s.knobs);
+  // Unpinned, the same report tries reachability.
+  remediation_plan free(config(), swarm_knobs{});
+  s = free.on_report(report(0, swarm_health::degraded, reason_unreachable_peers, 5, 5, 0));
+  EXPECT_EQ(actions(s), (std::vector<std::string>{"start", "apply reachability"}));
+}
+
+TEST(RemediationPlan, RebaseAppliesAPinAtOnceAndTheEndRestoresIt) {
+  remediation_plan plan(config(), swarm_knobs{});
+  auto s = plan.on_report(report(0, swarm_health::critical, reason_no_seeders, 0, 10, 0));
+  ASSERT_TRUE(s.knobs);
+  EXPECT_EQ(s.knobs->policy, policy_kind::flash_crowd);
+  swarm_knobs pinned;
+  pinned.policy = policy_kind::random;
+  auto k = plan.rebase(pinned, true);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->policy, policy_kind::random);
+  EXPECT_TRUE(k->seeder_warning) << "flash-crowd's other knobs stay";
+  EXPECT_EQ(plan.knobs(), *k);
+  EXPECT_EQ(plan.baseline(), pinned);
+  EXPECT_TRUE(plan.policy_pinned());
+  s = plan.abort(report(10, swarm_health::critical, reason_no_seeders, 0, 10, 0), "stop");
+  ASSERT_TRUE(s.knobs);
+  EXPECT_EQ(*s.knobs, pinned);
+  EXPECT_FALSE(plan.rebase(swarm_knobs{}, false)) << "done: nothing to set";
+}
+
+TEST(RemediationPlan, UnevaluatedIsNeitherUnhealthyNorWorseThanHealthy) {
+  health_signals healthy = health_signals::of(report(0, swarm_health::healthy, 0, 1, 1, 0));
+  health_signals small = healthy;
+  small.state = swarm_health::unevaluated;
+  EXPECT_EQ(badness(small), badness(healthy));
+  // A remediated swarm that shrinks below the health model's minimum is
+  // judged no further and ends after healthy_time, like a healthy one.
+  remediation_plan plan(config(), swarm_knobs{});
+  plan.on_report(report(0, swarm_health::critical, reason_no_seeders, 0, 10, 0));
+  ASSERT_TRUE(plan.on_trial());
+  auto s = plan.on_report(report(30, swarm_health::unevaluated, 0, 0, 2, 0));
+  EXPECT_TRUE(actions(s).empty()) << "nothing new is tried on an unevaluated swarm";
+  s = plan.on_report(report(60, swarm_health::unevaluated, 0, 0, 2, 0));
+  EXPECT_EQ(actions(s), (std::vector<std::string>{"keep flash-crowd"}));
+  EXPECT_FALSE(s.done);
+  s = plan.on_report(report(30 + config().healthy_time.count(), swarm_health::unevaluated, 0, 0,
+                            2, 0));
+  EXPECT_TRUE(s.done);
+  ASSERT_FALSE(s.records.empty());
+  EXPECT_EQ(s.records.back().action, "end");
+  EXPECT_EQ(s.records.back().after.state, swarm_health::unevaluated) << "the real state";
 }
 
 TEST(RemediationPlan, ConfigIsValidated) {

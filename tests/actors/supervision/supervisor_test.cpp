@@ -1,7 +1,8 @@
 // The supervisor, remediation and swarm actors together, behind a real
 // swarm_directory, on CAF's deterministic test scheduler: crashes and
-// restarts, the restart rate limit, and a remediation from an unhealthy
-// swarm to its end.
+// restarts, the restart rate limit, a remediation from an unhealthy swarm
+// to its end, an operator's pinned policy across remediations, and ending a
+// swarm (what denying a live torrent does).
 
 #include "actors/supervisor.hpp"
 
@@ -112,6 +113,46 @@ class Supervision : public test::caf_fixture {
     EXPECT_TRUE(exited(swarm, &reason));
     EXPECT_NE(reason, caf::exit_reason::normal);
     return swarm;
+  }
+
+  /// Ten leechers and no seeder, none making progress: critical (no
+  /// seeders, stalled leechers) and remediated once this returns.
+  void starve(const info_hash& h) {
+    for (int round = 0; round < 3; ++round) {
+      for (std::uint64_t i = 1; i <= 10; ++i) {
+        announce(make(h, i, 1000, round == 0 ? announce_event::started : announce_event::none));
+      }
+      advance(seconds(round < 2 ? 60 : 30));
+    }
+  }
+
+  /// Seeders arrive and the leechers progress until the remediation of `h`
+  /// (healthy_time 60 s) has ended.
+  void recover(const info_hash& h) {
+    std::uint64_t left = 1000;
+    for (std::uint64_t s = 100; s < 105; ++s) {
+      announce(make(h, s, 0, announce_event::started));
+    }
+    for (int round = 0; round < 5; ++round) {
+      left -= 100;
+      for (std::uint64_t i = 1; i <= 10; ++i) {
+        announce(make(h, i, left));
+      }
+      for (std::uint64_t s = 100; s < 105; ++s) {
+        announce(make(h, s, 0));
+      }
+      advance(seconds(60));
+    }
+  }
+
+  caf::expected<policy_change> set_policy(const info_hash& h, const std::string& name) {
+    return ask<policy_change>(sup, policy_atom::value, caf::put_atom::value, h, name);
+  }
+
+  bool pinned(const info_hash& h) {
+    auto r = ask<bool>(sup, policy_atom::value, caf::get_atom::value, h);
+    EXPECT_TRUE(r);
+    return r && *r;
   }
 
   swarm_config cfg = test::short_config(3);
@@ -275,12 +316,187 @@ TEST_F(Supervision, AStarvingSwarmIsRemediatedUntilItRecovers) {
 TEST_F(Supervision, SmallOrHealthySwarmsGetNoRemediation) {
   start();
   const auto h = test::ih(0x55);
-  announce(make(h, 1, 100, announce_event::started));  // lone leecher: no-seeders
+  announce(make(h, 1, 100, announce_event::started));  // lone leecher
   advance(seconds(30));
   auto st = status(h);
-  EXPECT_EQ(st.health.state, swarm_health::critical);
+  ASSERT_TRUE(st.evaluated);
+  // Below health.min-peers: not judged, so neither critical nor remediated.
+  EXPECT_EQ(st.health.state, swarm_health::unevaluated);
+  EXPECT_EQ(st.health.reasons, 0u);
   EXPECT_TRUE(remediating().empty());
   EXPECT_EQ(count_events("remediation-started"), 0u);
+}
+
+TEST_F(Supervision, APinnedPolicySurvivesARemediation) {
+  start();
+  const auto h = test::ih(0x56);
+  announce(make(h, 1, 1000, announce_event::started));
+  auto c = set_policy(h, "role-aware");
+  ASSERT_TRUE(c) << sys->render(c.error());
+  EXPECT_EQ(c->previous, "adaptive");
+  EXPECT_EQ(c->policy, "role-aware");
+  EXPECT_FALSE(c->was_pinned);
+  EXPECT_TRUE(c->pinned);
+  EXPECT_TRUE(pinned(h));
+
+  starve(h);
+  ASSERT_EQ(remediating(), std::vector<info_hash>{h});
+  auto st = status(h);
+  // The remediation works around the pin: its strategies turn other knobs
+  // (stalled-boost shortens the leechers' interval), never the policy.
+  EXPECT_EQ(st.knobs.policy, policy_kind::role_aware);
+  EXPECT_LT(st.knobs.leecher_interval_scale, 1.0);
+
+  recover(h);
+  ASSERT_TRUE(remediating().empty()) << "the remediation ended";
+  st = status(h);
+  swarm_knobs expected = cfg.default_knobs();
+  expected.policy = policy_kind::role_aware;
+  EXPECT_EQ(st.knobs, expected) << "the operator's policy, not the config default, restored";
+  EXPECT_TRUE(pinned(h));
+  ASSERT_FALSE(st.history.empty());
+  EXPECT_EQ(st.history.back().action, "end");
+  EXPECT_NE(st.history.back().detail.find("role-aware"), std::string::npos)
+      << st.history.back().detail;
+}
+
+TEST_F(Supervision, APolicyPinnedDuringARemediationAppliesAtOnceAndOutlivesIt) {
+  start();
+  const auto h = test::ih(0x57);
+  starve(h);
+  ASSERT_EQ(remediating(), std::vector<info_hash>{h});
+  const auto during = status(h).knobs;
+  ASSERT_NE(during.policy, policy_kind::random) << "a strategy's policy is in force";
+
+  auto c = set_policy(h, "random");
+  ASSERT_TRUE(c) << sys->render(c.error());
+  EXPECT_EQ(c->previous, std::string(to_string(during.policy)));
+  EXPECT_EQ(c->policy, "random");
+  auto st = status(h);
+  EXPECT_EQ(st.knobs.policy, policy_kind::random) << "applied at once";
+  EXPECT_EQ(st.knobs.leecher_interval_scale, during.leecher_interval_scale)
+      << "the remediation's other knobs stay";
+  EXPECT_EQ(remediating(), std::vector<info_hash>{h});
+
+  recover(h);
+  ASSERT_TRUE(remediating().empty());
+  swarm_knobs expected = cfg.default_knobs();
+  expected.policy = policy_kind::random;
+  EXPECT_EQ(status(h).knobs, expected);
+  const auto ev = events();
+  const bool logged = std::any_of(ev.begin(), ev.end(), [&](const supervisor_event& e) {
+    return e.hash == h && e.kind == "operator-policy" &&
+           e.detail.find("-> random") != std::string::npos;
+  });
+  EXPECT_TRUE(logged);
+}
+
+TEST_F(Supervision, DefaultUnpinsAndReturnsToTheConfiguredPolicy) {
+  cfg.default_policy = policy_kind::seeder_rotation;
+  start();
+  const auto h = test::ih(0x58);
+  announce(make(h, 1, 1000, announce_event::started));
+  ASSERT_TRUE(set_policy(h, "role-aware"));
+  EXPECT_EQ(status(h).knobs.policy, policy_kind::role_aware);
+
+  auto c = set_policy(h, "default");
+  ASSERT_TRUE(c) << sys->render(c.error());
+  EXPECT_EQ(c->previous, "role-aware");
+  EXPECT_EQ(c->policy, "seeder-rotation");
+  EXPECT_TRUE(c->was_pinned);
+  EXPECT_FALSE(c->pinned);
+  EXPECT_FALSE(pinned(h));
+  EXPECT_EQ(status(h).knobs.policy, policy_kind::seeder_rotation);
+
+  // A remediation of an unpinned swarm may change the policy again, and
+  // restores the config's at its end.
+  starve(h);
+  ASSERT_EQ(remediating(), std::vector<info_hash>{h});
+  EXPECT_NE(status(h).knobs.policy, policy_kind::seeder_rotation);
+
+  auto bad = set_policy(h, "nope");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), caf::sec::invalid_argument);
+  auto unknown = set_policy(test::ih(0x59), "random");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error(), caf::sec::cannot_forward_to_invalid_actor);
+}
+
+TEST_F(Supervision, AnOperatorStartBeforeTheFirstTickRecordsTheRealState) {
+  start();
+  const auto h = test::ih(0x5a);
+  for (std::uint64_t i = 1; i <= 3; ++i) {
+    announce(make(h, i, i == 1 ? 0 : 1000, announce_event::started));
+  }
+  auto r = ask<std::string>(sup, remediate_atom::value, start_atom::value, h);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "started");
+  const auto st = status(h);
+  EXPECT_FALSE(st.evaluated) << "no tick has run yet";
+  ASSERT_FALSE(st.history.empty());
+  const auto& first = st.history.front();
+  EXPECT_EQ(first.action, "start");
+  EXPECT_EQ(first.before.state, swarm_health::unevaluated);
+  EXPECT_EQ(first.before.seeders, 1u);
+  EXPECT_EQ(first.before.leechers, 2u);
+}
+
+TEST_F(Supervision, EndingASwarmDropsItsPeersAndItsRemediation) {
+  start();
+  const auto h = test::ih(0x5b);
+  starve(h);
+  ASSERT_EQ(remediating(), std::vector<info_hash>{h});
+  auto swarm = dir->find(h);
+  ASSERT_TRUE(swarm);
+  watch(swarm);
+
+  EXPECT_TRUE(dir->end_swarm(h));
+  run();
+  caf::error reason;
+  ASSERT_TRUE(exited(swarm, &reason));
+  EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
+  EXPECT_FALSE(dir->find(h)) << "the entry went with it";
+  EXPECT_TRUE(remediating().empty()) << "no remediation runs for an ended swarm";
+  EXPECT_EQ(count_events("restart"), 0u) << "an ended swarm is not restarted";
+  auto current = ask<caf::actor>(sup, caf::get_atom::value, h);
+  ASSERT_TRUE(current);
+  EXPECT_FALSE(*current);
+  EXPECT_FALSE(dir->end_swarm(h)) << "nothing left to end";
+  // No automatic remediation later either: time passes, nothing starts.
+  const auto started = count_events("remediation-started");
+  advance(seconds(120));
+  EXPECT_EQ(count_events("remediation-started"), started);
+}
+
+TEST_F(Supervision, OperatorChangesAreRecordedAsEvents) {
+  start();
+  const auto h = test::ih(0x5c);
+  announce(make(h, 1, 1000, announce_event::started));
+  caf::anon_send(sup, events_atom::value, caf::put_atom::value,
+                 supervisor_event{{}, h, "operator-access", "served -> refused (deny list)"});
+  auto old_actor = dir->find(h);
+  auto r = ask<std::string>(sup, restart_atom::value, h);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "restarting");
+  run();
+  auto restarted = dir->find(h);
+  ASSERT_TRUE(restarted);
+  EXPECT_NE(restarted, old_actor);
+  auto unknown = ask<std::string>(sup, restart_atom::value, test::ih(0x5d));
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(*unknown, "unknown");
+  const auto ev = events();
+  bool access = false, restart = false;
+  for (const auto& e : ev) {
+    access = access || (e.kind == "operator-access" && e.hash == h &&
+                        e.detail == "served -> refused (deny list)");
+    restart = restart ||
+              (e.kind == "restart" && e.hash == h &&
+               e.detail.find("by an operator (actor " + std::to_string(old_actor.id()) + " -> " +
+                             std::to_string(restarted.id()) + ")") != std::string::npos);
+  }
+  EXPECT_TRUE(access);
+  EXPECT_TRUE(restart);
 }
 
 TEST(SupervisorConfig, DefaultsAreValidAndBadValuesNamed) {
