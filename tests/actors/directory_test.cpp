@@ -146,6 +146,69 @@ TEST_F(Directory, DestroyingTheDirectoryStopsItsSwarms) {
   EXPECT_TRUE(exited(swarm));
 }
 
+TEST_F(Directory, EndSwarmStopsItAndDropsItsEntry) {
+  const auto h = test::ih(0x31);
+  auto swarm = dir->route(h);
+  run();
+  ASSERT_TRUE(ask<announce_result>(swarm, announce_atom::value,
+                                   make_announce(h, 1, v4(10, 0, 0, 1, 1))));
+  watch(swarm);
+  EXPECT_TRUE(dir->end_swarm(h));
+  EXPECT_FALSE(dir->find(h)) << "gone at once, before the actor has even run";
+  EXPECT_EQ(dir->size(), 0u);
+  run();
+  caf::error reason;
+  ASSERT_TRUE(exited(swarm, &reason));
+  EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
+  EXPECT_FALSE(dir->end_swarm(h));
+  EXPECT_FALSE(dir->end_swarm(test::ih(0x32))) << "never existed";
+  // Its peers went with it: a new swarm of the hash starts empty.
+  auto fresh = dir->route(h);
+  run();
+  auto r = ask<announce_result>(fresh, announce_atom::value, make_announce(h, 2, v4(10, 0, 0, 2, 1)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->stats.incomplete, 1);
+}
+
+TEST_F(Directory, RepeatAndEarlyCountsAddUpNodeWideAndOutliveTheirSwarm) {
+  auto cfg = short_config();
+  cfg.announce_interval = seconds(120);
+  cfg.min_interval = seconds(90);  // early: sooner than 60 s (90 - 30 s slack)
+  cfg.peer_timeout = seconds(300);
+  dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
+  const auto h = test::ih(0x33);
+  auto announce = [&](const swarm_announce& a) {
+    auto r = ask<announce_result>(dir->route(h), announce_atom::value, a);
+    ASSERT_TRUE(r) << sys->render(r.error());
+    EXPECT_TRUE(r->failure_reason.empty() && r->warning_message.empty());
+  };
+  dir->route(h);
+  run();
+  const auto first = make_announce(h, 1, v4(10, 0, 0, 1, 1));
+  announce(first);
+  announce(first);  // the same announce again at once: a repeat
+  advance(seconds(10));
+  auto moved = first;
+  moved.request.event = announce_event::none;
+  moved.request.downloaded = 64ull << 20;  // news, but only 10 s later: early
+  announce(moved);
+  auto st = ask<swarm_status>(dir->find(h), status_atom::value);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->repeats, 1u);
+  EXPECT_EQ(st->early, 1u);
+  EXPECT_EQ(dir->totals().repeats.load(), 1u);
+  EXPECT_EQ(dir->totals().early.load(), 1u);
+  // The swarm ends: the node's counts stay (a counter never falls), and a
+  // new swarm of the hash adds to them.
+  ASSERT_TRUE(dir->end_swarm(h));
+  run();
+  EXPECT_EQ(dir->totals().repeats.load(), 1u);
+  announce(first);
+  announce(first);
+  EXPECT_EQ(dir->totals().repeats.load(), 2u);
+  EXPECT_EQ(dir->totals().early.load(), 1u);
+}
+
 TEST_F(Directory, InvalidConfigOrStripeCountThrows) {
   swarm_config bad = short_config();
   bad.min_interval = seconds(1000);

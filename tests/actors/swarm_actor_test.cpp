@@ -311,6 +311,17 @@ TEST_F(SwarmActor, PolicyAndKnobsCanBeReadAndSet) {
   auto k = ask<swarm_knobs>(swarm, knobs_atom::value, caf::get_atom::value);
   ASSERT_TRUE(k);
   EXPECT_EQ(k->policy, policy_kind::role_aware);
+  // "default": the config's default policy.
+  prev = ask<std::string>(swarm, policy_atom::value, caf::put_atom::value, std::string("default"));
+  ASSERT_TRUE(prev);
+  EXPECT_EQ(*prev, "role-aware");
+  k = ask<swarm_knobs>(swarm, knobs_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->policy, cfg.default_policy);
+  ASSERT_TRUE(
+      ask<std::string>(swarm, policy_atom::value, caf::put_atom::value, std::string("role-aware")));
+  k = ask<swarm_knobs>(swarm, knobs_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(k);
   swarm_knobs next = *k;
   next.interval_scale = 9.0;  // out of range
   EXPECT_FALSE(ask<swarm_knobs>(swarm, knobs_atom::value, caf::put_atom::value, next));
