@@ -119,7 +119,7 @@ std::uint64_t peer_table::key_index::hash(const peer_key& k) const noexcept {
   // of one id and family shares a tag and a home bucket, so the records of a
   // client that roamed to a new address are found on one probe run
   // (`for_each_same_id`). The table bounds such records per id
-  // (`max_addresses_per_id`), so a crafted id cannot grow a run. The 20 id
+  // (`default_max_addresses_per_id`), so a crafted id cannot grow a run. The 20 id
   // bytes are three words, each pair multiplied under secret keys: the
   // folded 128-bit products mix every input bit into every output bit, and
   // without the keys a client cannot aim ids at one bucket.
@@ -255,8 +255,11 @@ bool peer_table::key_index::check(const std::vector<record>& records) const {
 
 // -- peer_table --------------------------------------------------------------
 
-peer_table::peer_table(std::uint64_t seed, std::size_t max_peers)
-    : max_peers_(std::min<std::size_t>(max_peers, no_slot - 1)), rng_(seed) {
+peer_table::peer_table(std::uint64_t seed, std::size_t max_peers,
+                       std::size_t max_addresses_per_id)
+    : max_peers_(std::min<std::size_t>(max_peers, no_slot - 1)),
+      max_addresses_per_id_(max_addresses_per_id),
+      rng_(seed) {
   index_.set_key(seed);
 }
 
@@ -374,10 +377,10 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     if (records_.size() >= max_peers_) {
       return {change::rejected, nullptr};
     }
-    if (max_addresses_per_id != 0) {
+    if (max_addresses_per_id_ != 0) {
       std::size_t same = 0;
       index_.for_each_same_id(id, ep.ip.v6, records_, [&](std::uint32_t) { ++same; });
-      if (same >= max_addresses_per_id) {
+      if (same >= max_addresses_per_id_) {
         return {change::rejected, nullptr};
       }
     }

@@ -184,8 +184,11 @@ class peer_table {
   };
 
   /// `seed` seeds the selection PRNG; `max_peers` bounds the table
-  /// (must be < 2^32 - 1).
-  explicit peer_table(std::uint64_t seed = 0, std::size_t max_peers = 1000000);
+  /// (must be < 2^32 - 1); `max_addresses_per_id` bounds the records of one
+  /// peer id per address family (0: unbounded; see
+  /// `default_max_addresses_per_id`).
+  explicit peer_table(std::uint64_t seed = 0, std::size_t max_peers = 1000000,
+                      std::size_t max_addresses_per_id = default_max_addresses_per_id);
 
   /// Applies one announce. `left == 0` makes the peer a seeder. `completed`
   /// adds to `downloaded` the first time a stored peer sends it (also when
@@ -209,11 +212,12 @@ class peer_table {
                                               time_point now);
 
   /// Most records one peer id may have per address family (the roaming and
-  /// impostor rules keep the rest apart); a new address beyond it is
+  /// impostor rules keep them apart); a new address beyond it is
   /// `rejected`. It bounds the index's probe runs, which are shared by the
   /// records of one id. 4: a client on several interfaces of one family,
-  /// with room to spare.
-  static constexpr std::size_t max_addresses_per_id = 4;
+  /// with room to spare (peer ids carry 12 random bytes, so two clients
+  /// behind different addresses do not share one).
+  static constexpr std::size_t default_max_addresses_per_id = 4;
 
   /// Calls `f(const peer_key&, const peer_traits&)` for every stored peer
   /// with id `id` and the family of `ip`, at an address other than `ip`
@@ -561,6 +565,7 @@ class peer_table {
   std::size_t partial_ = 0;
   std::uint64_t downloaded_ = 0;
   std::size_t max_peers_;
+  std::size_t max_addresses_per_id_;
   /// Sweep position in records_.
   std::size_t cursor_ = 0;
   /// The record the last announce touched and its key (`none` once that

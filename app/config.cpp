@@ -204,9 +204,18 @@ const std::vector<option_def>& option_table() {
       {"clients", "early-slack", kind::timespan, ts(30s),
        "an announce counts as too early only if it comes sooner than min-interval minus "
        "max(this, 5 % of min-interval)"},
-      {"clients", "refuse-after-early", kind::integer, num(2),
-       "too-early announces (since the last on-time one) that get a failure with 'retry in'; "
-       "the first ones get a warning; 0: only warn"},
+      {"clients", "warn-after-early", kind::integer, num(3),
+       "early announces in a row (repeats and events not counted) from which one is served "
+       "with a warning; 0: never warn"},
+      {"clients", "refuse-after-early", kind::integer, num(5),
+       "early announces in a row from which one is refused with 'retry in' (until min-interval "
+       "has passed since the last accepted one); 0: never refuse"},
+      {"clients", "duplicate-window", kind::timespan, ts(2min),
+       "an announce repeating the previous one (same event or none, counters within "
+       "counter-noise) this soon is answered as a repeat: never early, never a strike"},
+      {"clients", "counter-noise", kind::integer, num(16777216),
+       "bytes by which left/uploaded/downloaded may move in a repeat; counters reset to at most "
+       "this are a client restart, not a strike"},
       {"clients", "stall-announces", kind::integer, num(3),
        "a leecher whose 'left' has not gone down for this many announces ..."},
       {"clients", "stall-time", kind::timespan, ts(30min), "... and for this long is stalled"},
@@ -668,8 +677,12 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
     p.add("clients.banned-retry-in must be -1 (never) or 1..10080 minutes (got 0)");
   auto& b = s.behaviour;
   b.early_announce_slack = whole_seconds(r.duration("clients.early-slack", 0s, one_day));
+  b.early_warn_after = static_cast<std::uint32_t>(r.integer("clients.warn-after-early", 0, 1000));
   b.early_refuse_after =
       static_cast<std::uint32_t>(r.integer("clients.refuse-after-early", 0, 1000));
+  b.duplicate_window = whole_seconds(r.duration("clients.duplicate-window", 0s, one_day));
+  b.counter_noise = static_cast<std::uint64_t>(
+      r.integer("clients.counter-noise", 0, std::numeric_limits<std::int64_t>::max()));
   b.stall_announces = static_cast<std::uint32_t>(r.integer("clients.stall-announces", 1, 1000));
   b.stall_time = whole_seconds(r.duration("clients.stall-time", 0s, one_week));
   b.max_rate_bytes_per_second = static_cast<double>(

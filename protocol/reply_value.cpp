@@ -1,5 +1,7 @@
 #include "protocol/reply_value.hpp"
 
+#include <algorithm>
+
 namespace sk {
 
 bvalue announce_reply_value(const announce_reply_view& r) {
@@ -44,6 +46,8 @@ bvalue scrape_reply_value(const scrape_entry* entries, std::size_t count) {
     bvalue::dict s;
     s["complete"] = bvalue(entries[i].stats.complete);
     s["downloaded"] = bvalue(entries[i].stats.downloaded);
+    s["downloaders"] =
+        bvalue(std::max<std::int64_t>(0, entries[i].stats.incomplete - entries[i].stats.partial));
     s["incomplete"] = bvalue(entries[i].stats.incomplete);
     files[std::string(entries[i].hash.view())] = bvalue(std::move(s));
   }

@@ -508,10 +508,19 @@ TEST(PeerTable, RandomOperationsMatchReferenceModel) {
       ep.port = static_cast<std::uint16_t>(1 + rng.below(3));
       const std::uint64_t left = rng.below(3) == 0 ? 0 : 1 + rng.below(100);
       const auto ev = static_cast<announce_event>(rng.below(4));
-      t.announce(pid(static_cast<std::uint64_t>(p)), ep, left, ev, at(now));
+      const auto c = t.announce(pid(static_cast<std::uint64_t>(p)), ep, left, ev, at(now));
       auto key = std::make_tuple(p, a);
       auto it = ref.find(key);
-      if (ev == announce_event::stopped) {
+      // One id has at most default_max_addresses_per_id addresses per family.
+      std::size_t same_family = 0;
+      for (const auto& kv : ref) {
+        const int other = std::get<1>(kv.first);
+        same_family += std::get<0>(kv.first) == p && (other % 3 == 0) == (a % 3 == 0);
+      }
+      if (it == ref.end() && ev != announce_event::stopped &&
+          same_family >= peer_table::default_max_addresses_per_id) {
+        ASSERT_EQ(c, peer_table::change::rejected) << "step " << step;
+      } else if (ev == announce_event::stopped) {
         if (it != ref.end()) {
           ref.erase(it);
         }
@@ -848,7 +857,8 @@ namespace {
 // id from many hosts), checking every lookup against a reference set.
 TEST(PeerTableIndex, ChurnThroughResizesKeepsEveryLookupExact) {
   fast_rng rng(77);
-  peer_table t(5);
+  // Up to 20 addresses per id: many records share each probe run.
+  peer_table t(5, 1000000, 0);
   std::set<std::pair<int, int>> ref;  // (id number, host)
   auto id_of = [](int n) {
     peer_id id = test::pid(0);

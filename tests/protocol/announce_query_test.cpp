@@ -1,6 +1,6 @@
 // Announce and scrape query parsing: a real client query, every query_error
 // with its exact failure text, the decisions documented in announce.cpp
-// ('+' is a space, numwant=-1 is the default, event=paused is none, ...),
+// ('+' is a space, numwant=-1 is the default, event=paused is BEP 21's paused, ...),
 // parameter order independence, random round trips, and no allocation on a
 // warm request.
 
@@ -302,7 +302,7 @@ TEST(AnnounceQuery, Events) {
   for (const c& x :
        {c{"started", announce_event::started}, c{"completed", announce_event::completed},
         c{"stopped", announce_event::stopped}, c{"", announce_event::none},
-        c{"empty", announce_event::none}, c{"paused", announce_event::none},
+        c{"empty", announce_event::none}, c{"paused", announce_event::paused},
         c{"%73topped", announce_event::stopped}}) {
     ASSERT_EQ(parse(with("event", x.value), r), query_error::ok) << x.value;
     EXPECT_EQ(r.event, x.expected) << x.value;

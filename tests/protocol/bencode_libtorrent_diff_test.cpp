@@ -95,6 +95,7 @@ TEST(LibtorrentDifferential, ScrapeAndFailureIdenticalThreeWays) {
       e.hash = info_hash::from_bytes(test::random_bytes(rng, 20));
       e.stats = {static_cast<std::int64_t>(rng() >> (rng() % 64)),
                  static_cast<std::int64_t>(rng() % 1000), static_cast<std::int64_t>(rng() % 9)};
+      e.stats.partial = e.stats.incomplete / 3;
     }
     std::sort(entries.begin(), entries.end(),
               [](const scrape_entry& a, const scrape_entry& b) { return a.hash < b.hash; });
@@ -111,6 +112,7 @@ TEST(LibtorrentDifferential, ScrapeAndFailureIdenticalThreeWays) {
       lt::entry& t = files[std::string(s.hash.view())];
       t["complete"] = s.stats.complete;
       t["downloaded"] = s.stats.downloaded;
+      t["downloaders"] = s.stats.incomplete - s.stats.partial;
       t["incomplete"] = s.stats.incomplete;
     }
     ASSERT_EQ(fast, encode_value(scrape_reply_value(entries.data(), entries.size())));

@@ -137,12 +137,15 @@ TEST(FailureReply, Bep31) {
   EXPECT_EQ(out, "d14:failure reason0:8:retry ini0ee");
 }
 
-TEST(ScrapeReply, Bep48Example) {
-  const scrape_entry e{info_hash::from_bytes("...................."), {5, 10, 50}};
+TEST(ScrapeReply, Bep48ExamplePlusBep21Downloaders) {
+  // BEP 48's example with BEP 21's `downloaders` (incomplete minus partial
+  // seeds) in its bytewise place, after `downloaded`.
+  const scrape_entry e{info_hash::from_bytes("...................."), {5, 10, 50, 3}};
   std::string out;
   encode_scrape_reply(out, &e, 1);
   EXPECT_EQ(out,
-            "d5:filesd20:....................d8:completei5e10:downloadedi50e10:incompletei10eeee");
+            "d5:filesd20:....................d8:completei5e10:downloadedi50e11:downloadersi7e"
+            "10:incompletei10eeee");
   out.clear();
   encode_scrape_reply(out, nullptr, 0);
   EXPECT_EQ(out, "d5:filesdee");

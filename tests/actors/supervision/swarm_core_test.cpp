@@ -76,18 +76,49 @@ TEST(SwarmCore, BannedClientGetsItsFailureReasonAndIsNotStored) {
   EXPECT_EQ(core.counters().banned, 1u);
 }
 
-TEST(SwarmCore, TooFrequentAnnouncesGetAWarningThenAFailureWithRetryIn) {
+TEST(SwarmCore, RepeatedAnnouncesGetNormalRepliesAndAreCounted) {
+  // One client, one address, the same announce over both transports and
+  // from two listen ports within a second: three normal replies.
   swarm_core core(hash, config(), 1);
+  announce(core, make(2, v4(10, 0, 0, 2, 1), 5, announce_event::started), 0);
+  for (std::uint16_t port : {6881, 6882, 6881}) {
+    auto r = announce(core, make(1, v4(10, 0, 0, 1, port), 5, announce_event::started), 0);
+    EXPECT_TRUE(r.failure_reason.empty()) << r.failure_reason;
+    EXPECT_TRUE(r.warning_message.empty()) << r.warning_message;
+    EXPECT_EQ(r.peers4, compact(v4(10, 0, 0, 2, 1)));  // a fresh peer list
+  }
+  EXPECT_EQ(core.counters().repeats, 2u);
+  EXPECT_EQ(core.counters().warned, 0u);
+  EXPECT_EQ(core.counters().refused, 0u);
+  EXPECT_EQ(core.table().size(), 2u);
+  const peer_traits* t = core.table().traits(peer_key{pid(1), v4(10, 0, 0, 1, 1).ip});
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->announces, 1u);
+  EXPECT_EQ(t->early_announces, 0u);
+  EXPECT_EQ(t->strikes, 0u);
+}
+
+TEST(SwarmCore, SustainedEarlyAnnouncesGetAWarningThenAFailureWithRetryIn) {
+  auto c = config();
+  c.behaviour.duplicate_window = seconds(0);  // every announce is news here
+  swarm_core core(hash, c, 1);
   announce(core, make(2, v4(10, 0, 0, 2, 1), 5, announce_event::started), 0);
   auto r = announce(core, make(1, v4(10, 0, 0, 1, 1), 5, announce_event::started), 0);
   EXPECT_TRUE(r.warning_message.empty());
-  // 10 s later: far below min interval 600 s: served, with a warning.
+  // Two early announces are tolerated, the third is warned.
   r = announce(core, make(1, v4(10, 0, 0, 1, 1), 5), 10);
+  EXPECT_TRUE(r.warning_message.empty());
+  r = announce(core, make(1, v4(10, 0, 0, 1, 1), 5), 20);
+  EXPECT_TRUE(r.warning_message.empty());
+  EXPECT_EQ(core.counters().early, 2u);
+  r = announce(core, make(1, v4(10, 0, 0, 1, 1), 5), 30);
   EXPECT_TRUE(r.failure_reason.empty());
   EXPECT_FALSE(r.warning_message.empty());
   EXPECT_EQ(r.peers4, compact(v4(10, 0, 0, 2, 1)));
-  // Again: refused with retry in (whole minutes, rounded up), not applied.
-  r = announce(core, make(1, v4(10, 0, 0, 1, 1), 4), 20);
+  r = announce(core, make(1, v4(10, 0, 0, 1, 1), 5), 40);
+  EXPECT_FALSE(r.warning_message.empty());
+  // The fifth: refused with retry in (whole minutes, rounded up), not applied.
+  r = announce(core, make(1, v4(10, 0, 0, 1, 1), 4), 50);
   EXPECT_FALSE(r.failure_reason.empty());
   EXPECT_GE(r.retry_in_minutes, 1);
   EXPECT_LE(r.retry_in_minutes, 10);
@@ -99,6 +130,106 @@ TEST(SwarmCore, TooFrequentAnnouncesGetAWarningThenAFailureWithRetryIn) {
   r = announce(core, make(1, v4(10, 0, 0, 1, 1), 4), 700);
   EXPECT_TRUE(r.failure_reason.empty());
   EXPECT_TRUE(r.warning_message.empty());
+}
+
+TEST(SwarmCore, MagnetStartIsNeitherAStrikeNorASeeder) {
+  swarm_core core(hash, config(), 1);
+  // Before the metadata: left = 0, nothing downloaded.
+  auto r = announce(core, make(1, v4(10, 0, 0, 1, 1), 0, announce_event::started), 0);
+  EXPECT_EQ(core.scrape().complete, 1);
+  // The metadata arrived: the real size, a few seconds later.
+  r = announce(core, make(1, v4(10, 0, 0, 1, 1), 700 << 20), 5);
+  EXPECT_TRUE(r.warning_message.empty()) << r.warning_message;
+  EXPECT_TRUE(r.failure_reason.empty()) << r.failure_reason;
+  EXPECT_EQ(core.scrape().complete, 0);
+  EXPECT_EQ(core.scrape().incomplete, 1);
+  EXPECT_EQ(core.table().traits(peer_key{pid(1), v4(10, 0, 0, 1, 1).ip})->strikes, 0u);
+}
+
+swarm_announce with_key(swarm_announce a, const char* key) {
+  a.request.key = key;
+  return a;
+}
+
+TEST(SwarmCore, RoamingWithTheSameKeyMovesThePeer) {
+  swarm_core core(hash, config(), 1);
+  announce(core, with_key(make(1, v4(10, 0, 0, 1, 6881), 5, announce_event::started), "AB12"),
+           0);
+  announce(core, make(2, v4(10, 0, 0, 2, 1), 0, announce_event::started), 0);
+  // The client's address changed (same peer_id, same key; hex case differs
+  // between transports).
+  auto r = announce(core, with_key(make(1, v4(10, 0, 7, 9, 6881), 5), "ab12"), 1200);
+  EXPECT_TRUE(r.warning_message.empty()) << r.warning_message;
+  EXPECT_EQ(core.table().size(), 2u);
+  EXPECT_EQ(core.scrape().incomplete, 1);
+  EXPECT_EQ(core.scrape().complete, 1);
+  EXPECT_EQ(core.counters().roamed, 1u);
+  EXPECT_FALSE(core.table().contains(peer_key{pid(1), v4(10, 0, 0, 1, 1).ip}));
+  EXPECT_TRUE(core.table().contains(peer_key{pid(1), v4(10, 0, 7, 9, 1).ip}));
+  // The seeder is handed the new address only: no ghost.
+  r = announce(core, make(2, v4(10, 0, 0, 2, 1), 0), 1200);
+  EXPECT_EQ(r.peers4, compact(v4(10, 0, 7, 9, 6881)));
+  // The record kept its history (one peer, not a new arrival).
+  EXPECT_EQ(core.table().traits(peer_key{pid(1), v4(10, 0, 7, 9, 1).ip})->announces, 2u);
+  EXPECT_TRUE(core.check_invariants());
+}
+
+TEST(SwarmCore, AnotherKeyOrAnotherFamilyIsAnotherPeer) {
+  swarm_core core(hash, config(), 1);
+  announce(core, with_key(make(1, v4(10, 0, 0, 1, 6881), 5, announce_event::started), "AB12"),
+           0);
+  // The impostor rule: the same peer_id with another key does not evict.
+  announce(core, with_key(make(1, v4(10, 0, 0, 66, 6881), 5, announce_event::started), "FFFF"),
+           10);
+  EXPECT_EQ(core.table().size(), 2u);
+  EXPECT_EQ(core.counters().roamed, 0u);
+  // Dual stack: the same client over IPv6 is a second endpoint, not a move.
+  announce(core, with_key(make(1, v6(0x20, 1, 6881), 5, announce_event::started), "AB12"), 20);
+  EXPECT_EQ(core.table().size(), 3u);
+  EXPECT_TRUE(core.table().contains(peer_key{pid(1), v4(10, 0, 0, 1, 1).ip}));
+  EXPECT_EQ(core.counters().roamed, 0u);
+}
+
+TEST(SwarmCore, PartialSeedsInScrapeAndPeerLists) {
+  auto c = config();
+  c.max_numwant = 200;
+  swarm_core core(hash, c, 7);
+  // 3 seeders, 5 partial seeds (BEP 21 event=paused), 4 leechers.
+  std::set<std::string> seeders, partial, leechers;
+  std::uint8_t n = 1;
+  for (int i = 0; i < 3; ++i, ++n) {
+    announce(core, make(n, v4(10, 0, 1, n, 1), 0, announce_event::started), 0);
+    seeders.insert(compact(v4(10, 0, 1, n, 1)));
+  }
+  for (int i = 0; i < 5; ++i, ++n) {
+    announce(core, make(n, v4(10, 0, 1, n, 1), 100, announce_event::paused), 0);
+    partial.insert(compact(v4(10, 0, 1, n, 1)));
+  }
+  for (int i = 0; i < 4; ++i, ++n) {
+    announce(core, make(n, v4(10, 0, 1, n, 1), 100, announce_event::started), 0);
+    leechers.insert(compact(v4(10, 0, 1, n, 1)));
+  }
+  const swarm_stats st = core.scrape();
+  EXPECT_EQ(st.complete, 3);
+  EXPECT_EQ(st.incomplete, 9);  // partial seeds are incomplete ...
+  EXPECT_EQ(st.partial, 5);     // ... and BEP 21's downloaders are 9 - 5
+  for (int round = 1; round <= 5; ++round) {
+    const std::int64_t t = 1200 * round;
+    // A partial seed gets downloaders only: no seeder, no partial seed.
+    auto r = announce(core, make(4, v4(10, 0, 1, 4, 1), 100, announce_event::paused), t);
+    for (const auto& p : compact_set(r.peers4, 6)) EXPECT_EQ(leechers.count(p), 1u);
+    EXPECT_EQ(r.peers4.size(), 4u * 6u);
+    // A seeder gets no partial seed either.
+    r = announce(core, make(1, v4(10, 0, 1, 1, 1), 0), t);
+    for (const auto& p : compact_set(r.peers4, 6)) EXPECT_EQ(partial.count(p), 0u);
+    // A leecher may get partial seeds: they have pieces it wants.
+    r = announce(core, make(10, v4(10, 0, 1, 10, 1), 100), t);
+    EXPECT_EQ(r.peers4.size(), 11u * 6u);
+  }
+  // A partial seed that goes on downloading is a leecher again.
+  announce(core, make(4, v4(10, 0, 1, 4, 1), 150), 9000);
+  EXPECT_EQ(core.scrape().partial, 4);
+  EXPECT_TRUE(core.check_invariants());
 }
 
 TEST(SwarmCore, QuarantinedPeersAreNeverReturned) {

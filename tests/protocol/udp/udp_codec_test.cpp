@@ -164,16 +164,18 @@ TEST(UdpLayout, AnnounceKeyIsEightUpperCaseHexDigitsZeroPadded) {
 }
 
 TEST(UdpLayout, AnnounceEventMapping) {
-  const announce_event expected[4] = {announce_event::none, announce_event::completed,
-                                      announce_event::started, announce_event::stopped};
+  // 0..3 are BEP 15's, 4 is BEP 21's paused (as libtorrent sends it).
+  const announce_event expected[5] = {announce_event::none, announce_event::completed,
+                                      announce_event::started, announce_event::stopped,
+                                      announce_event::paused};
   std::string pkt = sample_announce();
   udp_request req;
-  for (std::uint32_t e = 0; e < 4; ++e) {
+  for (std::uint32_t e = 0; e < 5; ++e) {
     put_be(pkt, 80, e, 4);
     ASSERT_TRUE(parse_udp_request(pkt, default_limits(), req).ok()) << e;
     EXPECT_EQ(req.announce.request.event, expected[e]) << e;
   }
-  for (std::uint32_t e : {4U, 5U, 0x100U, 0xffffffffU}) {
+  for (std::uint32_t e : {5U, 6U, 0x100U, 0xffffffffU}) {
     put_be(pkt, 80, e, 4);
     const udp_parse_result r = parse_udp_request(pkt, default_limits(), req);
     EXPECT_EQ(r.error, udp_error::bad_event) << e;
