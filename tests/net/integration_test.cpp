@@ -831,13 +831,14 @@ class udp_tracker_client {
   }
 
   udp_response announce(const std::string& hash, const std::string& peer, std::uint16_t port,
-                        std::uint64_t left, std::string& storage) {
+                        std::uint64_t left, std::string& storage,
+                        announce_event event = announce_event::started) {
     announce_request a;
     a.hash = info_hash::from_bytes(hash);
     a.id = peer_id::from_bytes(peer);
     a.port = port;
     a.left = left;
-    a.event = announce_event::started;
+    a.event = event;
     std::string packet;
     encode_udp_announce_request(packet, connection_, next(), a);
     return exchange(packet, storage);
@@ -917,6 +918,71 @@ TEST(TrackerUdp, UdpScrapeMatchesHttpScrape) {
     EXPECT_EQ(r.scrape[i].incomplete, want[1]);
   }
   EXPECT_EQ(scrape_counts(*http, hash), (std::array<std::int64_t, 3>{1, 2, 1}));
+}
+
+// -- real clients' habits with the default configuration ---------------------------
+
+/// HTTP announce reply without `warning message` or `failure reason`.
+void expect_plain_reply(std::uint16_t port, const announce_params& p) {
+  const auto d = tracker_reply(http_get(port, announce_target(p)));
+  EXPECT_FALSE(d->root.dict_find("failure reason")) << d->text;
+  EXPECT_FALSE(d->root.dict_find("warning message")) << d->text;
+  EXPECT_TRUE(d->root.dict_find("peers")) << d->text;
+}
+
+TEST(TrackerDefaults, ThreeAnnouncesOfOnePeerWithinASecondGetThreeNormalReplies) {
+  // libtorrent announces once per listen socket and per tracker URL (a
+  // torrent listing http:// and udp://), and users press "update tracker".
+  daemon_process d;
+  d.start();
+  const auto hash = id20("defaults-repeats");
+  announce(d.port(), {hash, id20("seed"), 7300, 0});
+  announce_params p{hash, id20("client"), 7301, 500};
+  p.event = "started";
+  for (int i = 0; i < 3; ++i) expect_plain_reply(d.port(), p);
+  p.event.clear();
+  for (int i = 0; i < 3; ++i) expect_plain_reply(d.port(), p);
+
+  udp_tracker_client c{d.udp_port()};
+  c.connect();
+  std::string bytes;
+  for (int i = 0; i < 3; ++i) {
+    const auto r = c.announce(hash, id20("udp-client"), 7302, 500, bytes, announce_event::none);
+    ASSERT_EQ(r.action, udp_action::announce) << r.message;
+    EXPECT_EQ(r.stats.complete, 1);
+  }
+  // The HTTP client again, over UDP now: the same peer, same address.
+  for (int i = 0; i < 3; ++i) {
+    const auto r = c.announce(hash, id20("client"), 7301, 500, bytes, announce_event::none);
+    ASSERT_EQ(r.action, udp_action::announce) << r.message;
+  }
+  expect_plain_reply(d.port(), p);
+  const auto s = scrape(d.port(), {hash});
+  EXPECT_EQ(scrape_counts(*s, hash), (std::array<std::int64_t, 3>{1, 2, 0}));
+}
+
+TEST(TrackerDefaults, PausedPeersArePartialSeedsInScrape) {
+  // BEP 21: event=paused (UDP: event 4) marks a partial seed; scrape's
+  // `downloaders` leaves them out of `incomplete`.
+  daemon_process d;
+  d.start();
+  const auto hash = id20("defaults-paused");
+  announce(d.port(), {hash, id20("seed"), 7400, 0});
+  announce(d.port(), {hash, id20("leech"), 7401, 900});
+  announce_params partial{hash, id20("partial-http"), 7402, 300};
+  partial.event = "paused";
+  expect_plain_reply(d.port(), partial);
+  udp_tracker_client c{d.udp_port()};
+  c.connect();
+  std::string bytes;
+  const auto r = c.announce(hash, id20("partial-udp"), 7403, 300, bytes, announce_event::paused);
+  ASSERT_EQ(r.action, udp_action::announce) << r.message;
+  EXPECT_EQ(r.stats.incomplete, 3);  // UDP scrape has no field for them
+
+  const auto s = scrape(d.port(), {hash});
+  EXPECT_EQ(scrape_counts(*s, hash), (std::array<std::int64_t, 3>{1, 3, 0}));
+  const auto e = s->root.dict_find("files").dict_find(hash);
+  EXPECT_EQ(e.dict_find_int("downloaders", -1), 1) << s->text;
 }
 
 TEST(TrackerUdp, DisabledOpensNoUdpSocket) {
