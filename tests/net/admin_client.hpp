@@ -1,15 +1,21 @@
 #pragma once
 // What every test of the admin port needs: the test token, one raw request
-// on a fresh connection, JSON checks, and starting the daemon with the admin
-// API and waiting until it answers. Shared by net_admin, swarmctl and
+// on a fresh connection, JSON checks, starting the daemon with the admin
+// API and waiting until it answers, and a fixture that does all of it. Shared by net_admin, swarmctl and
 // console tests (header-only: each test binary links harness.cpp already).
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <signal.h>
+#include <stdlib.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -90,5 +96,90 @@ inline std::uint16_t start_daemon_with_admin(daemon_process& daemon,
     std::this_thread::sleep_for(20ms);
   }
 }
+
+/// A test that runs its own daemon with the admin API: requests, JSON,
+/// HTTP announces, files in a temporary directory, /metrics samples, and
+/// polling with a deadline. The daemon is stopped (SIGTERM) at the end.
+class admin_daemon_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/sk-admin-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override {
+    if (daemon_.running()) {
+      daemon_.signal(SIGTERM);
+      daemon_.wait_exit(std::chrono::seconds(10));
+    }
+    std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
+
+  void start(const std::vector<std::string>& extra = {}) {
+    admin_port_ = start_daemon_with_admin(daemon_, extra);
+  }
+
+  http_response request(const std::string& method, const std::string& target,
+                        const std::string& body = {}) {
+    return admin_request(admin_port_, method, target, body);
+  }
+  nlohmann::json get_json(const std::string& target) {
+    auto r = request("GET", target);
+    EXPECT_EQ(r.status, 200) << target << ": " << r.body;
+    return body_json(r);
+  }
+
+  /// The raw HTTP announce reply body.
+  std::string http_announce(const std::string& hash, const std::string& peer_id,
+                            std::uint16_t port = 6881, std::uint64_t left = 1000,
+                            const std::string& event = {}) {
+    announce_params p{hash, peer_id, port, left};
+    p.event = event;
+    auto r = http_get(daemon_.port(), announce_target(p));
+    EXPECT_EQ(r.status, 200);
+    return r.body;
+  }
+
+  std::string write_file(const std::string& name, const std::string& content) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream f{path, std::ios::trunc};
+    f << content;
+    return path;
+  }
+  std::string read_file(const std::string& path) {
+    std::ifstream f{path};
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+
+  /// Polls `pred` until true or 10 s pass.
+  template <class Pred>
+  bool eventually(Pred pred) {
+    using namespace std::chrono_literals;
+    const auto deadline = clock::now() + 10s;
+    while (!pred()) {
+      if (clock::now() > deadline) return false;
+      std::this_thread::sleep_for(20ms);
+    }
+    return true;
+  }
+
+  /// The value of one sample in /metrics (-1 when absent).
+  double metric(const std::string& name_and_labels) {
+    auto r = request("GET", "/metrics");
+    EXPECT_EQ(r.status, 200);
+    const std::string key = name_and_labels + " ";
+    std::istringstream in{r.body};
+    std::string line;
+    while (std::getline(in, line))
+      if (line.compare(0, key.size(), key) == 0) return std::stod(line.substr(key.size()));
+    return -1;
+  }
+
+  daemon_process daemon_;
+  std::uint16_t admin_port_ = 0;
+  std::string dir_;
+};
 
 }  // namespace sk::test

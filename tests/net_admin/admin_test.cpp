@@ -225,7 +225,9 @@ TEST_F(AdminApi, NodeReportsFieldsAndRedactsSecrets) {
 }
 
 TEST_F(AdminApi, SwarmsListFiltersSortsAndPages) {
-  start({"--health.tick=1s"});
+  // min-peers 1: these small swarms are judged (by default they would stay
+  // unevaluated; see admin_operator_test.cpp).
+  start({"--health.tick=1s", "--health.min-peers=1"});
   // Swarm sizes 1, 2 and 3.
   for (int s = 1; s <= 3; ++s)
     for (int p = 0; p < s; ++p)
