@@ -26,6 +26,9 @@ packages=(
   # the cluster: TLS identity derived with libcrypto, libcaf_openssl's
   # libssl; deploy/cluster-netns.sh and its test need ip (network namespaces)
   libssl-dev iproute2
+  # tests/e2e/client_matrix.py: more real BitTorrent clients next to libtorrent
+  # (the test runs its own transmission-daemon on free ports, not the service)
+  aria2 transmission-daemon transmission-cli
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(opentracker wrk)

@@ -2,6 +2,8 @@
 """Runs a command against a freshly started swarmkeeper daemon.
 
     run_with_daemon.py --daemon build/bin/swarmkeeper -- CMD ARG... {port} {udp_port} ...
+    run_with_daemon.py --daemon ... --daemon-arg=--admin-port={admin_port} \
+        --daemon-arg=--admin-token=T -- CMD --admin-port {admin_port} ...
 
 1. Picks a free loopback TCP port and a free UDP port and starts the daemon
    with --http-port=PORT --udp-port=UDP_PORT --bind=127.0.0.1 (plus any
@@ -11,7 +13,9 @@
    If the daemon exits before that (say another process took the port between
    our probe and its bind), it retries on a new port a few times.
 3. Runs CMD with every "{port}" in its arguments replaced by the HTTP port
-   and every "{udp_port}" by the UDP port, and a deadline.
+   and every "{udp_port}" by the UDP port, and a deadline. "{admin_port}" (in
+   daemon arguments and in CMD) is a third free loopback TCP port, picked
+   with the others, for tests that enable the admin API with --daemon-arg.
 4. Checks the daemon is still running, stops it with SIGTERM and checks it
    exits 0 within the stop deadline.
 
@@ -50,8 +54,11 @@ def free_udp_port(host):
         return s.getsockname()[1]
 
 
-def substitute(arg, port, udp_port):
-    return arg.replace("{port}", str(port)).replace("{udp_port}", str(udp_port))
+def substitute(arg, port, udp_port, admin_port=None):
+    arg = arg.replace("{port}", str(port)).replace("{udp_port}", str(udp_port))
+    if admin_port is not None:
+        arg = arg.replace("{admin_port}", str(admin_port))
+    return arg
 
 
 def health_ok(host, port):
@@ -101,13 +108,16 @@ class Daemon:
 
 
 def start_daemon(args, log_path):
-    """Starts the daemon and waits for /health; returns (daemon, port, udp_port)."""
+    """Starts the daemon and waits for /health; returns (daemon, port, udp_port, admin_port)."""
     for attempt in range(1, START_ATTEMPTS + 1):
         port = free_port(args.host)
         udp_port = free_udp_port(args.host)
+        admin_port = free_port(args.host)
+        while admin_port == port:
+            admin_port = free_port(args.host)
         argv = [args.daemon, "--http-port=%d" % port, "--udp-port=%d" % udp_port,
                 "--bind=%s" % args.host]
-        argv += [substitute(a, port, udp_port) for a in args.daemon_arg]
+        argv += [substitute(a, port, udp_port, admin_port) for a in args.daemon_arg]
         log("starting %s (attempt %d)" % (" ".join(argv), attempt))
         daemon = Daemon(argv, log_path)
         deadline = time.monotonic() + args.startup_timeout
@@ -121,7 +131,7 @@ def start_daemon(args, log_path):
                 log("daemon pid %d serving on %s:%d after %.2fs"
                     % (daemon.proc.pid, args.host, port,
                        args.startup_timeout - (deadline - time.monotonic())))
-                return daemon, port, udp_port
+                return daemon, port, udp_port, admin_port
             if time.monotonic() > deadline:
                 daemon.stop(args.stop_timeout)
                 raise RuntimeError("GET /health on port %d never answered 200 within %.0fs"
@@ -134,14 +144,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--daemon", required=True, help="path of the swarmkeeper binary")
     ap.add_argument("--daemon-arg", action="append", default=[],
-                    help="extra daemon argument ({port}, {udp_port} are replaced); "
+                    help="extra daemon argument ({port}, {udp_port}, {admin_port} are "
+                         "replaced); "
                          "repeatable")
     ap.add_argument("--host", default="127.0.0.1", help="address to bind and probe")
     ap.add_argument("--startup-timeout", type=float, default=20)
     ap.add_argument("--test-timeout", type=float, default=240)
     ap.add_argument("--stop-timeout", type=float, default=15)
     ap.add_argument("--keep-log", action="store_true", help="keep the daemon log file")
-    ap.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARG... ({port}, {udp_port} are replaced)")
+    ap.add_argument("command", nargs=argparse.REMAINDER,
+                    help="-- CMD ARG... ({port}, {udp_port}, {admin_port} are replaced)")
     args = ap.parse_args()
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
@@ -160,8 +172,8 @@ def main():
     daemon = None
     failure = None
     try:
-        daemon, port, udp_port = start_daemon(args, log_path)
-        argv = [substitute(a, port, udp_port) for a in cmd]
+        daemon, port, udp_port, admin_port = start_daemon(args, log_path)
+        argv = [substitute(a, port, udp_port, admin_port) for a in cmd]
         log("running %s" % " ".join(argv))
         try:
             rc = subprocess.run(argv, timeout=args.test_timeout).returncode
