@@ -448,6 +448,7 @@
       row.appendChild(cell(s.peers, 'num'));
       row.appendChild(cell(s.seeders, 'num'));
       row.appendChild(cell(s.leechers, 'num'));
+      row.appendChild(cell(s.partial_seeds, 'num'));
       row.appendChild(cell(s.downloaded, 'num'));
       row.appendChild(cell(rate(s.announce_rate), 'num'));
       row.appendChild(cell(s.policy));

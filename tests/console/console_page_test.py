@@ -5,10 +5,11 @@
 
 1. Starts the daemon on free loopback ports with an admin port and token and
    health evaluated every second (--health.tick=1s).
-2. Creates three swarms with real HTTP announces: one healthy (a seeder and a
-   leecher), one degraded (1 seeder, 11 leechers: few seeders; it is big
-   enough to get a remediation actor) and one critical (leechers only: no
-   seeders). One leecher of the critical swarm announces the peer_id
+2. Creates four swarms with real HTTP announces: one healthy (3 seeders, 3
+   leechers), one degraded (1 seeder, 11 leechers: few seeders; it is big
+   enough to get a remediation actor), one critical (6 leechers: no seeders)
+   and one with a single peer, below health.min-peers: unevaluated, never
+   critical. One leecher of the critical swarm announces the peer_id
    `<img src=x id=pwned>`: markup, if the page ever put API text into HTML.
 3. Drives /console/ in headless Chromium through Selenium (chromedriver) and
    checks, each time against what the API itself answers:
@@ -337,20 +338,29 @@ def run(args, workdir):
     try:
         healthy, degraded, critical = ih("console-healthy"), ih("console-degraded"), \
             ih("console-critical")
-        d.announce(healthy, peer("h-seed"), 7001, 0)
-        d.announce(healthy, peer("h-leech"), 7002, 5000)
+        small = ih("console-small")
+        for i in range(3):
+            d.announce(healthy, peer("h-seed-%d" % i), 7001 + i, 0)
+            d.announce(healthy, peer("h-leech-%d" % i), 7011 + i, 5000 + i)
         d.announce(degraded, peer("d-seed"), 7100, 0)
         for i in range(11):
             d.announce(degraded, peer("d-leech-%d" % i), 7101 + i, 4000 + i)
-        d.announce(critical, peer("c-leech"), 7201, 9000)
-        d.announce(critical, XSS_PEER_ID, 7202, 8000)
-        hh, dh, ch = healthy.hex(), degraded.hex(), critical.hex()
-        expected = {"healthy": 1, "degraded": 1, "critical": 1, "unevaluated": 0}
+        for i in range(5):
+            d.announce(critical, peer("c-leech-%d" % i), 7201 + i, 9000 + i)
+        d.announce(critical, XSS_PEER_ID, 7210, 8000)
+        d.announce(small, peer("s-leech"), 7301, 9000)
+        hh, dh, ch, sh = healthy.hex(), degraded.hex(), critical.hex(), small.hex()
+        expected = {"healthy": 1, "degraded": 1, "critical": 1, "unevaluated": 1}
 
         def evaluated():
             got = {h: d.api("/api/swarms/" + h)["health"] for h in (hh, dh, ch)}
             want = {hh: "healthy", dh: "degraded", ch: "critical"}
-            return None if got == want else "health %s" % got
+            ticked = d.api("/api/swarms/" + sh)["health_detail"]["evaluated"]
+            if got != want or not ticked:
+                return "health %s, small swarm ticked: %s" % (got, ticked)
+            small_health = d.api("/api/swarms/" + sh)["health"]
+            check(small_health == "unevaluated", "a one-peer swarm is %s" % small_health)
+            return None
         wait_for("swarms evaluated by the daemon", evaluated)
         log("daemon up (admin port %d), swarms evaluated" % d.admin_port)
 
@@ -433,9 +443,9 @@ def run(args, workdir):
 
         def grown():
             row = [r for r in table(driver, "#unhealthy-table") if r["hash"] == ch]
-            if not row or row[0]["cells"][3] != "3":
+            if not row or row[0]["cells"][3] != "7":
                 return "unhealthy row %s" % row
-            if len(table(driver, "#peers-table")) != 3:
+            if len(table(driver, "#peers-table")) != 7:
                 return "%d peer rows" % len(table(driver, "#peers-table"))
             return None
         wait_for("new peer shown live", grown)
