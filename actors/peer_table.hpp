@@ -35,9 +35,10 @@ struct peer_key {
   }
 };
 
-/// Unkeyed hash of a peer_key, for callers' own containers. The table's
-/// index does not use it: it hashes with a per-table secret key (see
-/// `peer_table::key_index`), since peer ids are chosen by clients.
+/// Hash of a peer_key for callers' own containers, keyed through
+/// `id20_hasher`'s per-process secret (peer ids are chosen by clients). The
+/// table's own index uses a faster per-table keyed hash (see
+/// `peer_table::key_index`).
 struct peer_key_hasher {
   std::size_t operator()(const peer_key& k) const noexcept;
 };

@@ -1,5 +1,9 @@
 #include "protocol/types.hpp"
 
+#include <random>
+
+#include "protocol/siphash.hpp"
+
 namespace sk {
 
 namespace {
@@ -205,6 +209,24 @@ bool ip_address::parse(std::string_view text, ip_address& out) noexcept {
   if (!parse_v6(text, b)) return false;
   out = make_v6(b);
   return true;
+}
+
+const std::array<std::uint8_t, 16>& id20_hash_key() noexcept {
+  static const std::array<std::uint8_t, 16> key = [] {
+    std::array<std::uint8_t, 16> k{};
+    std::random_device rd;
+    for (std::size_t i = 0; i < k.size(); i += 4) {
+      const std::uint32_t v = rd();
+      std::memcpy(k.data() + i, &v, 4);
+    }
+    return k;
+  }();
+  return key;
+}
+
+std::uint64_t id20_keyed_hash(const std::array<std::uint8_t, 16>& key,
+                              const unsigned char* bytes) noexcept {
+  return siphash24(key, bytes, 20);
 }
 
 }  // namespace sk

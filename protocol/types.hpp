@@ -130,18 +130,31 @@ enum class announce_event : std::uint8_t {
   paused = 4
 };
 
-/// Hash for unordered containers. Mixes all 20 bytes: peer_ids share
-/// client prefixes ("-qB4650-"), so a prefix-only hash would collide.
+/// The per-process secret key of `id20_hasher`: 16 bytes from the OS's
+/// random source, drawn once (thread-safe) on first use.
+const std::array<std::uint8_t, 16>& id20_hash_key() noexcept;
+
+/// SipHash-2-4 of 20 bytes under `key` (protocol/siphash.hpp).
+std::uint64_t id20_keyed_hash(const std::array<std::uint8_t, 16>& key,
+                              const unsigned char* bytes) noexcept;
+
+/// Hash for unordered containers of info_hashes and peer_ids: SipHash-2-4
+/// under a per-process secret key. Both are chosen by clients, and an
+/// unkeyed mix lets anyone compute ids that collide (with odd multipliers
+/// every 64-bit collision can be solved for directly) and turn each lookup
+/// of a directory stripe or supervisor map into a scan of one bucket. The
+/// key is copied into the hasher, so a hash reads no global; results differ
+/// between processes (nothing observable may iterate such a container in
+/// hash order).
 struct id20_hasher {
+  id20_hasher() noexcept : key_(id20_hash_key()) {}
   template <class Tag>
   std::size_t operator()(const id20<Tag>& x) const noexcept {
-    std::uint64_t w[3] = {0, 0, 0};
-    std::memcpy(w, x.bytes.data(), 20);
-    std::uint64_t h = w[0] * 0x9e3779b97f4a7c15ULL;
-    h ^= (w[1] + 0x632be59bd9b4e019ULL) * 0xbf58476d1ce4e5b9ULL;
-    h ^= (w[2] + (h >> 29)) * 0x94d049bb133111ebULL;
-    return static_cast<std::size_t>(h ^ (h >> 31));
+    return static_cast<std::size_t>(id20_keyed_hash(key_, x.bytes.data()));
   }
+
+ private:
+  std::array<std::uint8_t, 16> key_;
 };
 
 }  // namespace sk
