@@ -99,9 +99,12 @@ std::vector<command_spec> make_table() {
                {}, [](const invocation&) { return get("/api/events"); },
                [](const json& j, const invocation&) { return render_events(j); }});
   t.push_back(
-      {"policy", "<hash> <policy>", "set a swarm's allocation policy (\"default\": back to config)",
-       "Policies: default, adaptive, random, role-aware, seeder-rotation, stalled-boost, "
-       "flash-crowd, reachability-aware, contribution-weighted (the daemon checks the name).",
+      {"policy", "<hash> <policy>", "pin a swarm's allocation policy (\"default\": unpin)",
+       "A policy name pins it: it stays until the next change, and remediations restore it "
+       "at their end instead of the config's. \"default\" unpins and returns the swarm to "
+       "the configured default policy. Policies: default, adaptive, random, role-aware, "
+       "seeder-rotation, stalled-boost, flash-crowd, reachability-aware, "
+       "contribution-weighted (the daemon checks the name).",
        2, 2, {k::hash, k::policy}, {},
        [](const invocation& inv) {
          const std::string hash = checked_hash(inv.args[0]);
@@ -109,8 +112,11 @@ std::vector<command_spec> make_table() {
          return post("/api/swarms/" + hash + "/policy", json{{"policy", inv.args[1]}}.dump());
        },
        [](const json& j, const invocation&) {
-         return "swarm " + str(j, "hash") + ": policy " + str(j, "policy") + " (was " +
-                str(j, "previous") + ")\n";
+         const bool pinned = j.value("pinned", false);
+         const bool was_pinned = j.value("was_pinned", false);
+         return "swarm " + str(j, "hash") + ": policy " + str(j, "policy") +
+                (pinned ? ", pinned" : ", config default") + " (was " + str(j, "previous") +
+                (was_pinned ? ", pinned" : "") + ")\n";
        }});
   t.push_back({"restart", "<hash>", "restart a swarm's actor (same peers and state, new actor)",
                "Answers at once; the supervisor restarts the swarm right after. Counts against "

@@ -310,8 +310,9 @@ TEST_F(Swarmctl, PolicyChangesThePolicy) {
   const std::string target = before == "role-aware" ? "seeder-rotation" : "role-aware";
   auto r = ctl({"policy", hash, target});
   ASSERT_EQ(r.code, 0) << r;
-  EXPECT_EQ(r.out, "swarm " + hash + ": policy " + target + " (was " + before + ")\n");
+  EXPECT_EQ(r.out, "swarm " + hash + ": policy " + target + ", pinned (was " + before + ")\n");
   EXPECT_EQ(api_json(admin_port_, "/api/swarms/" + hash)["policy"], target);
+  EXPECT_EQ(api_json(admin_port_, "/api/swarms/" + hash)["policy_pinned"], true);
   r = ctl({"swarm", hash});
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(row_starting_with(r.out, "policy:"), (std::vector<std::string>{"policy:", target})) << r;
@@ -321,6 +322,14 @@ TEST_F(Swarmctl, PolicyChangesThePolicy) {
   EXPECT_NE(r.err.find("unknown policy 'no-such-policy'"), std::string::npos) << r;
   EXPECT_NE(r.err.find("(HTTP 400)"), std::string::npos) << r;
   EXPECT_EQ(api_json(admin_port_, "/api/swarms/" + hash)["policy"], target);
+  // "default", as the help says: unpinned, back to the configured policy.
+  r = ctl({"policy", hash, "default"});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(r.out, "swarm " + hash + ": policy adaptive, config default (was " + target +
+                       ", pinned)\n");
+  const json s = api_json(admin_port_, "/api/swarms/" + hash);
+  EXPECT_EQ(s["policy"], "adaptive");
+  EXPECT_EQ(s["policy_pinned"], false);
 }
 
 TEST_F(Swarmctl, RestartGivesTheSwarmANewActorWithTheSamePeers) {
