@@ -60,12 +60,41 @@ scenario unreachable(double fraction, double per_hour, const char* suffix) {
   return s;
 }
 
+/// A multi-file torrent where most arrivals want only some files: 8 files
+/// of 32 MiB, Poisson 150/h for 5 h, 3 origin seeds; 80% of arrivals pick a
+/// contiguous run of 1-3 files and, once they have it, seed it for 60 min on
+/// average (partial seeds); full leechers seed 30 min on average, as in
+/// `steady` (long enough that "seeders leave early" is rarely true). About
+/// 20 seeders, 120 partial seeds and a few downloading peers: seeders are
+/// fewer than a tenth of the peers that are not seeders, so a tracker that
+/// counted partial seeds as leechers would call the swarm short of seeders.
+/// `paused` off: the same peers without BEP 21 (they announce none).
+scenario partial_seeds(const std::string& name, bool paused) {
+  scenario s = base(name, std::string("partial seeds: 8 files of 32 MiB, Poisson 150/h for 5 h, "
+                                      "3 origin seeds at 512 KiB/s; 80% of arrivals want 1-3 "
+                                      "contiguous files and seed them 60 min on average ") +
+                              (paused ? "announcing paused (BEP 21)"
+                                      : "announcing none (no BEP 21)") +
+                              "; full leechers seed 30 min");
+  s.files = 8;
+  s.origin_seeds = 3;
+  s.origin_up_bps = 512 * kib;
+  poisson(s, 150, 5, 1.5);
+  s.seed_time_mean_s = 30 * 60;
+  s.partial_fraction = 0.8;
+  s.partial_max_files = 3;
+  s.partial_seed_time_mean_s = 60 * 60;
+  s.partial_announce_paused = paused;
+  return s;
+}
+
 }  // namespace
 
 std::vector<std::string> scenario_names() {
   return {"steady",         "flash-crowd",    "heterogeneous",
           "unreachable-30", "unreachable-50", "unreachable-70",
-          "unreachable-50-small", "seeders-leave", "free-riders"};
+          "unreachable-50-small", "seeders-leave", "free-riders",
+          "partial-seeds"};
 }
 
 std::optional<scenario> make_scenario(const std::string& name) {
@@ -135,6 +164,12 @@ std::optional<scenario> make_scenario(const std::string& name) {
     s.freerider_fraction = 0.2;
     return s;
   }
+  if (name == "partial-seeds") {
+    return partial_seeds(name, true);
+  }
+  if (name == "partial-seeds-no-paused") {
+    return partial_seeds(name, false);
+  }
   return std::nullopt;
 }
 
@@ -169,11 +204,36 @@ const std::vector<metric_def>& metric_defs() {
          return ref > 0 && m.compliant_median_s > 0 ? m.compliant_median_s / ref - 1.0 : -1e300;
        },
        true},
+      {"partial_median_s", [](const R& m, const X&) { return m.partial_median_s; }, false},
+      {"partial_p95_s", [](const R& m, const X&) { return m.partial_p95_s; }, false},
+      {"partial_fraction_completed",
+       [](const R& m, const X&) {
+         return m.partial_seeds ? double(m.partial_completed) / m.partial_seeds : -1.0;
+       },
+       false},
       {"mean_leechers", [](const R& m, const X&) { return m.mean_leechers; }, false},
       {"mean_seeders", [](const R& m, const X&) { return m.mean_seeders; }, false},
+      {"mean_partial", [](const R& m, const X&) { return m.mean_partial; }, false},
       {"announces", [](const R& m, const X&) { return double(m.announces); }, false},
+      {"paused_announces", [](const R& m, const X&) { return double(m.paused_announces); },
+       false},
       {"remediation_actions",
        [](const R& m, const X&) { return double(m.remediation_actions); }, false},
+      {"unhealthy_share",
+       [](const R& m, const X&) {
+         return m.health_ticks ? double(m.unhealthy_ticks) / m.health_ticks : -1.0;
+       },
+       false},
+      {"seeding_alarm",
+       [](const R& m, const X&) {
+         return (m.unhealthy_reasons & seeding_alarm_reasons) != 0 ? 1.0 : 0.0;
+       },
+       false},
+      {"seeder_appeals", [](const R& m, const X&) { return double(m.seeder_appeals); }, false},
+      {"warned", [](const R& m, const X&) { return double(m.warned); }, false},
+      {"refused", [](const R& m, const X&) { return double(m.refused); }, false},
+      {"scrape_mismatches", [](const R& m, const X&) { return double(m.scrape_mismatches); },
+       false},
       {"end_s", [](const R& m, const X&) { return m.end_s; }, false},
   };
   return defs;
@@ -370,7 +430,10 @@ void write_text(std::ostream& os, const std::vector<scenario>& scenarios,
   static const char* shown[] = {"median_s",           "p95_s",           "max_s",
                                 "fraction_completed", "first_copy_s",    "seed_upload_copies",
                                 "min_copies_mean",    "stalled_mean",    "unreachable_median_s",
-                                "compliant_median_s", "compliant_vs_no_freeriders"};
+                                "compliant_median_s", "compliant_vs_no_freeriders",
+                                "partial_median_s",   "partial_fraction_completed",
+                                "announces",          "remediation_actions",
+                                "unhealthy_share"};
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
     os << "== " << scenarios[s].name << ": " << scenarios[s].description << "\n";
     for (const char* name : shown) {

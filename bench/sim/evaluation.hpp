@@ -21,6 +21,14 @@ std::vector<std::string> scenario_names();
 /// The scenario of that name; nullopt when unknown.
 std::optional<scenario> make_scenario(const std::string& name);
 
+/// Health reasons that counting partial seeds as leechers (or as stalled
+/// ones) would raise: no / few seeders, stalled leechers, low completion
+/// rate, flash crowd. The `seeding_alarm` metric is 1 for a run with any
+/// degraded or critical report giving one of them in the measured span.
+constexpr std::uint32_t seeding_alarm_reasons = reason_no_seeders | reason_few_seeders |
+                                                reason_stalled_leechers |
+                                                reason_low_completion_rate | reason_flash_crowd;
+
 /// One measured quantity of a run.
 struct metric_def {
   std::string name;

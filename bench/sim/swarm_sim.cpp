@@ -95,8 +95,17 @@ std::string scenario::validate() const {
       !(freerider_fraction >= 0 && freerider_fraction <= 1)) {
     return "fractions must be in [0, 1]";
   }
-  if (poisson_rate < 0 || seed_time_mean_s < 0) {
+  if (poisson_rate < 0 || seed_time_mean_s < 0 || partial_seed_time_mean_s < 0) {
     return "rates and times must not be negative";
+  }
+  if (files == 0 || files > pieces) {
+    return "files must be in [1, pieces]";
+  }
+  if (!(partial_fraction >= 0 && partial_fraction <= 1)) {
+    return "fractions must be in [0, 1]";
+  }
+  if (partial_fraction > 0 && (partial_max_files == 0 || partial_max_files > files)) {
+    return "partial seeds need partial_max_files in [1, files]";
   }
   if (flash_leechers == 0 && !(poisson_rate > 0 && poisson_until_s > 0)) {
     return "a scenario needs arrivals (flash crowd or Poisson)";
@@ -162,6 +171,10 @@ struct peer {
   bool origin = false;
   double seed_time_s = 0;
   bool measured = false;
+  /// A partial seed: wants only pieces [want_from, want_to).
+  bool partial_seed = false;
+  std::uint32_t want_from = 0;
+  std::uint32_t want_to = 0;
 
   // State.
   bool present = false;
@@ -172,11 +185,16 @@ struct peer {
   double next_announce_s = inf;
   std::vector<std::uint8_t> have;
   std::uint32_t have_count = 0;
+  /// Pieces wanted: `pieces`, or a partial seed's range (it only ever gets
+  /// wanted pieces, so it is done when have_count reaches this).
+  std::uint32_t want_count = 0;
   std::vector<std::uint16_t> avail;
   std::vector<std::uint8_t> inflight;
   std::vector<float> partial;
-  /// The same three sets as bit masks (64 pieces per word) for the picker.
+  /// The same three sets as bit masks (64 pieces per word) for the picker,
+  /// and the pieces it wants (every piece, but a partial seed's range).
   std::vector<std::uint64_t> have_bits;
+  std::vector<std::uint64_t> want_bits;
   std::vector<std::uint64_t> inflight_bits;
   std::vector<std::uint64_t> partial_bits;
   /// Bumped whenever an in-flight piece is freed (see direction::blocked_*).
@@ -208,6 +226,11 @@ class simulator {
     return health_time(std::chrono::seconds(clock_offset_s + static_cast<std::int64_t>(t)));
   }
   peer_id id_of(std::uint32_t i) const;
+  static bool wants(const peer& p, std::uint32_t q) {
+    return (p.want_bits[q / 64] >> (q % 64) & 1) != 0;
+  }
+  /// A partial seed that has its files.
+  static bool paused(const peer& p) { return p.partial_seed && p.done; }
   ip_address ip_of(std::uint32_t i) const { return ip_address::make_v4(ip_base + 1 + i); }
 
   void arrive(std::uint32_t i);
@@ -272,14 +295,23 @@ class simulator {
   double first_copy_s_ = -1;
   double leecher_time_integral_ = 0;
   double seeder_time_integral_ = 0;
+  double partial_time_integral_ = 0;
   std::uint32_t leechers_now_ = 0;
   std::uint32_t seeders_now_ = 0;
+  std::uint32_t partial_now_ = 0;
   double min_copies_sum_ = 0;
   double stalled_sum_ = 0;
   std::uint32_t samples_ = 0;
   std::uint32_t stalled_peak_ = 0;
   std::uint64_t announces_ = 0;
+  std::uint64_t paused_announces_ = 0;
   std::uint32_t remediation_actions_ = 0;
+  std::uint32_t health_ticks_ = 0;
+  std::uint32_t unhealthy_ticks_ = 0;
+  std::uint32_t unhealthy_reasons_ = 0;
+  std::uint32_t remediation_reasons_ = 0;
+  std::uint32_t scrape_mismatches_ = 0;
+  std::uint32_t unwanted_pieces_ = 0;
   std::string log_;
   std::vector<sample_point> series_;
 };
@@ -318,6 +350,7 @@ simulator::simulator(const scenario& sc, const tracker_setup& setup, std::uint64
 
 void simulator::populate(std::uint64_t seed, std::uint32_t rep) {
   fast_rng pop(stream_seed(seed, sc_.name, rep, 1));
+  fast_rng part(stream_seed(seed, sc_.name, rep, 2));
   std::vector<peer> all;
   for (std::uint32_t i = 0; i < sc_.origin_seeds; ++i) {
     peer p;
@@ -366,6 +399,19 @@ void simulator::populate(std::uint64_t seed, std::uint32_t rep) {
       p.up = 0;
       p.seed_time_s = 0;  // takes and goes
     }
+    // Partial seeds from their own stream, three draws for every peer.
+    const bool partial = uniform01(part) < sc_.partial_fraction;
+    const std::uint32_t n_files = 1 + part.below(std::max<std::uint32_t>(1, sc_.partial_max_files));
+    const std::uint32_t first_file =
+        part.below(sc_.files >= n_files ? sc_.files - n_files + 1 : 1);
+    const double partial_seed_time = exponential(part, sc_.partial_seed_time_mean_s);
+    if (partial && !p.freerider) {
+      p.partial_seed = true;
+      p.want_from = static_cast<std::uint32_t>(std::uint64_t{first_file} * sc_.pieces / sc_.files);
+      p.want_to = static_cast<std::uint32_t>(std::uint64_t{first_file + n_files} * sc_.pieces /
+                                             sc_.files);
+      p.seed_time_s = partial_seed_time;
+    }
     p.measured = t >= sc_.measure_from_s && t < measure_until_;
     if (p.freerider && sc_.drop_freeriders) {
       continue;
@@ -402,6 +448,13 @@ void simulator::arrive(std::uint32_t i) {
       p.have_bits[q / 64] |= std::uint64_t{1} << (q % 64);
     }
   }
+  p.want_bits.assign(words, 0);
+  const std::uint32_t from = p.partial_seed ? p.want_from : 0;
+  const std::uint32_t to = p.partial_seed ? p.want_to : sc_.pieces;
+  for (std::uint32_t q = from; q < to; ++q) {
+    p.want_bits[q / 64] |= std::uint64_t{1} << (q % 64);
+  }
+  p.want_count = to - from;
   p.inflight_bits.assign(words, 0);
   p.partial_bits.assign(words, 0);
   p.have_count = p.origin ? sc_.pieces : 0;
@@ -429,6 +482,12 @@ void simulator::announce(std::uint32_t i, announce_event ev) {
   a.request.left = static_cast<std::uint64_t>(sc_.pieces - p.have_count) *
                    static_cast<std::uint64_t>(sc_.piece_bytes);
   a.request.numwant = ev == announce_event::stopped ? 0 : numwant;
+  // A partial seed that has its files says so on every announce but the
+  // last (BEP 21; libtorrent sends paused instead of none).
+  if (paused(p) && ev == announce_event::none && sc_.partial_announce_paused) {
+    ev = announce_event::paused;
+  }
+  paused_announces_ += ev == announce_event::paused;
   a.request.event = ev;
   a.request.compact = true;
   a.request.key = std::to_string(i);
@@ -479,7 +538,9 @@ void simulator::depart(std::uint32_t i) {
   peers_[moved].present_slot = p.present_slot;
   present_.pop_back();
   p.present_slot = -1;
-  if (p.done) {
+  if (paused(p)) {
+    --partial_now_;
+  } else if (p.done) {
     --seeders_now_;
   } else {
     --leechers_now_;
@@ -526,8 +587,8 @@ void simulator::connect(std::uint32_t u, std::uint32_t v) {
   for (std::uint32_t q = 0; q < sc_.pieces; ++q) {
     const bool hu = pu.have[q] != 0;
     const bool hv = pv.have[q] != 0;
-    c.d[0].interesting += hu && !hv;
-    c.d[1].interesting += hv && !hu;
+    c.d[0].interesting += hu && !hv && wants(pv, q);
+    c.d[1].interesting += hv && !hu && wants(pu, q);
     if (hv && !pu.done) {
       ++pu.avail[q];
     }
@@ -617,7 +678,8 @@ std::int32_t simulator::pick_piece(std::uint32_t u, std::uint32_t v) {
     const bool first_found = random_first && pass == 1;
     for (std::size_t k = 0; k <= words; ++k) {
       const std::size_t w = (sw + k) % words;
-      std::uint64_t m = pu.have_bits[w] & ~pv.have_bits[w] & ~pv.inflight_bits[w];
+      std::uint64_t m =
+          pu.have_bits[w] & pv.want_bits[w] & ~pv.have_bits[w] & ~pv.inflight_bits[w];
       if (pass == 0) {
         m &= pv.partial_bits[w];
       }
@@ -649,6 +711,7 @@ std::int32_t simulator::pick_piece(std::uint32_t u, std::uint32_t v) {
 
 void simulator::gain_piece(std::uint32_t v, std::uint32_t q) {
   peer& pv = peers_[v];
+  unwanted_pieces_ += !wants(pv, q);
   pv.have[q] = 1;
   ++pv.have_count;
   pv.inflight[q] = 0;
@@ -669,12 +732,13 @@ void simulator::gain_piece(std::uint32_t v, std::uint32_t q) {
     peer& pw = peers_[w];
     if (pw.have[q]) {
       --dir_from(c, w).interesting;
-    } else {
-      ++dir_from(c, v).interesting;
+    } else if (!pw.done) {
+      // (A paused partial seed has no avail to keep and wants nothing.)
+      dir_from(c, v).interesting += wants(pw, q);
       ++pw.avail[q];
     }
   }
-  if (pv.have_count == sc_.pieces) {
+  if (pv.have_count == pv.want_count) {
     complete(v);
   }
 }
@@ -684,11 +748,17 @@ void simulator::complete(std::uint32_t v) {
   pv.done = true;
   pv.complete_s = t_;
   --leechers_now_;
-  ++seeders_now_;
-  if (first_copy_s_ < 0) {
-    first_copy_s_ = t_;
+  if (pv.partial_seed) {
+    ++partial_now_;
+  } else {
+    ++seeders_now_;
+    if (first_copy_s_ < 0) {
+      first_copy_s_ = t_;
+    }
   }
-  // Seeds drop seeds; links into v have nothing left to carry.
+  // Seeds drop seeds (and partial seeds that have their files are done
+  // too: neither side of such a link wants anything); links into v have
+  // nothing left to carry.
   // (Not scratch_: transfer() is iterating over it.)
   std::vector<std::uint32_t> drop;
   for (std::uint32_t cid : pv.conns) {
@@ -702,7 +772,13 @@ void simulator::complete(std::uint32_t v) {
     disconnect(cid);
   }
   pv.leave_s = t_ + pv.seed_time_s;
-  announce(v, announce_event::completed);
+  // A partial seed announces its new state at once (BEP 21); without
+  // BEP 21 it has nothing to say until its next interval.
+  if (!pv.partial_seed) {
+    announce(v, announce_event::completed);
+  } else if (sc_.partial_announce_paused) {
+    announce(v, announce_event::paused);
+  }
 }
 
 void simulator::set_unchoked(connection& c, std::uint32_t uploader, bool on) {
@@ -861,19 +937,27 @@ void simulator::tracker_tick() {
   for (auto r = core_.sweep(now); !r.cycle_done; r = core_.sweep(now)) {
   }
   const auto changed = core_.tick(now);
+  if (t_ >= sc_.measure_from_s && t_ < measure_until_ && !present_.empty()) {
+    ++health_ticks_;
+    if (is_unhealthy(core_.last_report()->state)) {
+      ++unhealthy_ticks_;
+      unhealthy_reasons_ |= core_.last_report()->reasons;
+    }
+  }
   if (setup_.mode != tracker_mode::self_healing) {
     return;
   }
   // As the supervisor: a changed, unhealthy report of a big enough swarm
   // starts one remediation; it then sees every tick's report.
   std::optional<remediation_plan::step> step;
-  if (!plan_ && changed && changed->state != swarm_health::healthy &&
+  if (!plan_ && changed && is_unhealthy(changed->state) &&
       changed->seeders + changed->leechers >= sup_cfg_.remediation_min_peers) {
     remediation_config rc = sup_cfg_.remediation_cfg;
     if (rc.watch_time == std::chrono::seconds{0}) {
       rc.watch_time = core_.config().announce_interval;
     }
     plan_.emplace(rc, core_.config().default_knobs());
+    remediation_reasons_ |= changed->reasons;
     step = plan_->on_report(*changed);
   } else if (plan_) {
     step = plan_->on_report(*core_.last_report());
@@ -910,7 +994,16 @@ void simulator::sample() {
     }
   }
   if (opt_.keep_series) {
-    series_.push_back({t_, leechers_now_, seeders_now_, min_copies, stalled});
+    series_.push_back({t_, leechers_now_, seeders_now_, min_copies, stalled, partial_now_});
+  }
+  // The tracker's scrape against the truth: every present peer announced
+  // its current state, so they agree unless an announce was refused or a
+  // peer expired.
+  const swarm_stats st = core_.scrape();
+  if (st.complete != std::int64_t{seeders_now_} ||
+      st.incomplete != std::int64_t{leechers_now_} + partial_now_ ||
+      st.partial != std::int64_t{partial_now_}) {
+    ++scrape_mismatches_;
   }
   if (t_ >= sc_.measure_from_s && t_ < measure_until_ && leechers_now_ > 0) {
     ++samples_;
@@ -931,7 +1024,7 @@ run_metrics simulator::run() {
       seeders_left = true;
       std::vector<std::uint32_t> seeders;
       for (const std::uint32_t i : present_) {
-        if (peers_[i].done) {
+        if (peers_[i].done && !peers_[i].partial_seed) {
           seeders.push_back(i);
         }
       }
@@ -983,6 +1076,7 @@ run_metrics simulator::run() {
     if (t_ >= sc_.measure_from_s && t_ < measure_until_) {
       leecher_time_integral_ += leechers_now_ * dt;
       seeder_time_integral_ += seeders_now_ * dt;
+      partial_time_integral_ += partial_now_ * dt;
     }
     const auto whole = static_cast<std::int64_t>(t_);
     if (whole % static_cast<std::int64_t>(sample_period) == 0) {
@@ -1000,10 +1094,16 @@ run_metrics simulator::run() {
 run_metrics simulator::finish() {
   run_metrics m;
   m.end_s = t_;
-  std::vector<double> all, unreach, reach, compliant, riders;
+  std::vector<double> all, unreach, reach, compliant, riders, partial;
   double sum_done = 0;
   for (const auto& p : peers_) {
     if (p.origin || !p.measured) {
+      continue;
+    }
+    if (p.partial_seed) {
+      ++m.partial_seeds;
+      m.partial_completed += p.complete_s >= 0;
+      partial.push_back(p.complete_s >= 0 ? p.complete_s - p.arrive_s : t_ - p.arrive_s);
       continue;
     }
     ++m.leechers;
@@ -1038,14 +1138,27 @@ run_metrics simulator::finish() {
   m.compliant_median_s = med(compliant);
   m.compliant_p95_s = compliant.empty() ? -1 : quantile(compliant, 0.95);
   m.freerider_median_s = med(riders);
+  m.partial_median_s = med(partial);
+  m.partial_p95_s = partial.empty() ? -1 : quantile(partial, 0.95);
   const double span = std::min(measure_until_, t_) - sc_.measure_from_s;
   if (span > 0) {
     m.mean_leechers = leecher_time_integral_ / span;
     m.mean_seeders = seeder_time_integral_ / span;
+    m.mean_partial = partial_time_integral_ / span;
     m.arrival_rate = m.leechers / (measure_until_ - sc_.measure_from_s);
   }
   m.announces = announces_;
+  m.paused_announces = paused_announces_;
   m.remediation_actions = remediation_actions_;
+  m.health_ticks = health_ticks_;
+  m.unhealthy_ticks = unhealthy_ticks_;
+  m.unhealthy_reasons = unhealthy_reasons_;
+  m.remediation_reasons = remediation_reasons_;
+  m.seeder_appeals = core_.counters().seeder_appeals;
+  m.warned = core_.counters().warned;
+  m.refused = core_.counters().refused;
+  m.scrape_mismatches = scrape_mismatches_;
+  m.unwanted_pieces = unwanted_pieces_;
   m.remediation_log = std::move(log_);
   m.series = std::move(series_);
   return m;

@@ -26,6 +26,14 @@
 ///   tracker's interval ─▶ re-announce; completion ─▶ announce completed;
 ///   after the seeding time (or at once) ─▶ announce stopped, leave
 ///
+/// Partial seeds (BEP 21): a share of arrivals wants only a contiguous run
+/// of the torrent's files. They are interested only in those pieces and
+/// pick only those; once they have them they announce `paused` (with the
+/// torrent's true `left`, which stays > 0) at once and on every later
+/// announce, as libtorrent does for a finished torrent that is not a seed,
+/// upload what they have for their seeding time, download nothing more and
+/// never send `completed`.
+///
 /// Time advances in steps of one second; events are processed at the step
 /// they fall in. All randomness comes from (seed, scenario name,
 /// replication): the population (arrival times, capacities, reachability,
@@ -57,6 +65,10 @@ struct scenario {
 
   std::uint32_t pieces = 256;
   double piece_bytes = 256.0 * 1024;
+  /// Files of equal size the pieces are split into (file f holds pieces
+  /// [f * pieces / files, (f + 1) * pieces / files)). Only partial seeds
+  /// look at them.
+  std::uint32_t files = 1;
   /// Hard end of a run (simulated seconds).
   double horizon_s = 6 * 3600;
 
@@ -86,6 +98,19 @@ struct scenario {
   /// Reference run of a free-rider scenario: the free-riders do not arrive
   /// at all (every other draw is identical).
   bool drop_freeriders = false;
+  /// Share of arriving peers (free-riders excepted) that are partial seeds:
+  /// each wants a contiguous run of 1 .. `partial_max_files` files (uniform
+  /// count, uniform position) and seeds for an exponential time of mean
+  /// `partial_seed_time_mean_s` once it has them. Drawn from a stream of
+  /// their own, so a scenario without partial seeds sees exactly the
+  /// population it saw before they existed.
+  double partial_fraction = 0;
+  std::uint32_t partial_max_files = 1;
+  double partial_seed_time_mean_s = 0;
+  /// Partial seeds that have their files announce `paused` (BEP 21). Off:
+  /// they announce `none` like a client without BEP 21 (a leecher whose
+  /// `left` never goes down again), everything else unchanged.
+  bool partial_announce_paused = true;
 
   /// Leechers arriving in [measure_from_s, measure_until_s) are measured
   /// (earlier ones are warm-up); measure_until_s < 0 means the horizon.
@@ -129,16 +154,20 @@ std::optional<tracker_setup> find_setup(const std::string& name);
 /// One sample of the swarm (every 60 s), for plots.
 struct sample_point {
   double t = 0;
+  /// Downloading peers (full leechers and partial seeds that still lack
+  /// part of their files).
   std::uint32_t leechers = 0;
   std::uint32_t seeders = 0;
   std::uint32_t min_copies = 0;
   std::uint32_t stalled = 0;
+  /// Partial seeds that have their files.
+  std::uint32_t partial = 0;
 };
 
 /// What one run measured. Times are seconds. Quantiles are over the
-/// measured leechers; one that never finished counts with its time in the
-/// swarm until it left or the run ended (a lower bound; `censored` says how
-/// many).
+/// measured leechers (full downloaders: partial seeds are reported apart);
+/// one that never finished counts with its time in the swarm until it left
+/// or the run ended (a lower bound; `censored` says how many).
 struct run_metrics {
   std::uint32_t leechers = 0;  ///< measured leechers
   std::uint32_t completed = 0;
@@ -168,15 +197,45 @@ struct run_metrics {
   double compliant_median_s = -1;
   double compliant_p95_s = -1;
   double freerider_median_s = -1;
+  /// Measured partial seeds: how many, how many got their files, and the
+  /// median / p95 time to get them (same censoring rule; -1: none).
+  std::uint32_t partial_seeds = 0;
+  std::uint32_t partial_completed = 0;
+  /// Pieces any partial seed received outside the files it wants (the
+  /// picker never asks for one: 0).
+  std::uint32_t unwanted_pieces = 0;
+  double partial_median_s = -1;
+  double partial_p95_s = -1;
   /// Little's law over the measured span: time-average leechers (all
-  /// leechers, whenever they arrived), arrival rate of measured leechers,
-  /// their mean download time (completed ones).
+  /// downloading peers, whenever they arrived), arrival rate of measured
+  /// leechers, their mean download time (completed ones).
   double mean_leechers = 0;
   double arrival_rate = 0;
   double mean_seeders = 0;
+  /// Time-average partial seeds that have their files.
+  double mean_partial = 0;
   /// Tracker side.
   std::uint64_t announces = 0;
+  /// Announces sent with `event=paused`.
+  std::uint64_t paused_announces = 0;
   std::uint32_t remediation_actions = 0;
+  /// Health ticks in the measured span (while peers are present), and how
+  /// many of them reported degraded or critical.
+  std::uint32_t health_ticks = 0;
+  std::uint32_t unhealthy_ticks = 0;
+  /// `health_reason` bits of every degraded or critical report in the
+  /// measured span, and of the reports that started a remediation.
+  std::uint32_t unhealthy_reasons = 0;
+  std::uint32_t remediation_reasons = 0;
+  /// Announces answered with the seeder appeal, and with a misbehaviour
+  /// warning or refusal (the core's counters).
+  std::uint64_t seeder_appeals = 0;
+  std::uint64_t warned = 0;
+  std::uint64_t refused = 0;
+  /// 60 s samples at which the tracker's scrape (complete, incomplete,
+  /// partial) differed from the swarm's truth (seeders; downloading peers +
+  /// partial seeds; partial seeds).
+  std::uint32_t scrape_mismatches = 0;
   std::string remediation_log;
   double end_s = 0;
   std::vector<sample_point> series;

@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "swarmsim: cannot write %s\n", series_file.c_str());
           return 1;
         }
-        series << "scenario,policy,t,leechers,seeders,min_copies,stalled\n";
+        series << "scenario,policy,t,leechers,seeders,min_copies,stalled,partial\n";
       }
       run_options opt;
       opt.keep_series = !series_file.empty();
@@ -176,7 +176,8 @@ int main(int argc, char** argv) {
           }
           for (const auto& p : m.series) {
             series << sc.name << ',' << st.name << ',' << p.t << ',' << p.leechers << ','
-                   << p.seeders << ',' << p.min_copies << ',' << p.stalled << '\n';
+                   << p.seeders << ',' << p.min_copies << ',' << p.stalled << ',' << p.partial
+                   << '\n';
           }
         }
       }

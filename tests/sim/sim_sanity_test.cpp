@@ -4,7 +4,8 @@
 // download-constrained setting, Little's law must hold, and a flash crowd
 // must never finish faster than the minimum distribution time of Kumar and
 // Ross (2006). Also: runs are deterministic and the population is the same
-// for every policy (common random numbers).
+// for every policy (common random numbers); partial seeds (BEP 21) get
+// exactly their files and the tracker counts them as partial seeds.
 
 #include <gtest/gtest.h>
 
@@ -205,6 +206,59 @@ TEST(SimSanity, BadScenariosAreRejected) {
   EXPECT_THROW(run_once(s, random_setup(), 1, 0), std::invalid_argument);
   EXPECT_FALSE(make_scenario("no-such-scenario"));
   EXPECT_FALSE(find_setup("no-such-policy"));
+}
+
+/// The partial-seeds scenario under a plain tracker and as shipped: every
+/// partial seed gets exactly its files and then announces paused, the
+/// tracker's scrape counts it as a partial seed at every sample, and the
+/// health model never calls the swarm short of seeders (nor stalled, nor
+/// completing too little) because of them, so no remediation starts for
+/// such a reason.
+TEST(SimSanity, PartialSeedsAreCountedAsPartialAndStartNoSeedingRemediation) {
+  const scenario s = *make_scenario("partial-seeds");
+  for (const char* name : {"random", "self-healing"}) {
+    for (std::uint32_t r = 0; r < 3; ++r) {
+      const run_metrics m = run_once(s, *find_setup(name), 1, r);
+      SCOPED_TRACE(std::string(name) + " replication " + std::to_string(r));
+      ASSERT_GT(m.partial_seeds, 0u);
+      EXPECT_EQ(m.partial_completed, m.partial_seeds) << "every partial seed gets its files";
+      EXPECT_EQ(m.unwanted_pieces, 0u) << "and nothing else";
+      EXPECT_EQ(m.completed, m.leechers) << "every full leecher finishes";
+      // Each partial seed that got its files says paused at least once, at
+      // the moment it got them (and on every later announce but the last).
+      EXPECT_GE(m.paused_announces, m.partial_completed);
+      EXPECT_EQ(m.scrape_mismatches, 0u)
+          << "scrape: complete = seeders, partial = partial seeds, incomplete = downloading + "
+             "partial seeds";
+      EXPECT_GT(m.mean_partial, 3 * m.mean_seeders) << "partial seeds are most of the swarm";
+      EXPECT_EQ(m.unhealthy_reasons & seeding_alarm_reasons, 0u);
+      EXPECT_EQ(m.remediation_reasons & seeding_alarm_reasons, 0u);
+      EXPECT_EQ(m.refused, 0u);
+      std::printf("partial-seeds / %s #%u: %u partial seeds (median %.0f s), %u leechers "
+                  "(median %.0f s), %.1f partial / %.1f seeders present, %u remediation "
+                  "actions, unhealthy %u of %u ticks\n",
+                  name, r, m.partial_seeds, m.partial_median_s, m.leechers, m.median_s,
+                  m.mean_partial, m.mean_seeders, m.remediation_actions, m.unhealthy_ticks,
+                  m.health_ticks);
+    }
+  }
+}
+
+/// The same peers without BEP 21 (they announce none once they have their
+/// files): the tracker cannot tell them from leechers that stopped making
+/// progress, so scrape counts them as leechers and the health model raises
+/// a seeding reason. Shows the invariant above is not true by construction.
+TEST(SimSanity, PartialSeedsWithoutPausedLookLikeStalledLeechers) {
+  const scenario s = *make_scenario("partial-seeds-no-paused");
+  std::uint32_t alarms = 0;
+  for (std::uint32_t r = 0; r < 3; ++r) {
+    const run_metrics m = run_once(s, *find_setup("self-healing"), 1, r);
+    EXPECT_EQ(m.paused_announces, 0u);
+    EXPECT_EQ(m.partial_completed, m.partial_seeds);
+    EXPECT_GT(m.scrape_mismatches, 0u);
+    alarms += (m.unhealthy_reasons & seeding_alarm_reasons) != 0;
+  }
+  EXPECT_GT(alarms, 0u);
 }
 
 TEST(SimSanity, PairedBootstrapCoversTheTrueDifference) {
