@@ -148,10 +148,17 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
       continue;
     }
     const auto r = settings.access->reload();
-    if (r.ok)
-      spdlog::info("SIGHUP: access list reloaded ({} hashes, mode {})",
-                   settings.access->snapshot()->size(), sk::to_string(settings.access->mode()));
-    else
+    if (r.ok) {
+      // As after a deny: live swarms of torrents the new list refuses end
+      // (their peers are dropped, any remediation stops).
+      std::size_t ended = 0;
+      for (const auto& [hash, actor] : directory.snapshot())
+        if (!settings.access->allowed(hash) && directory.end_swarm(hash)) ++ended;
+      spdlog::info("SIGHUP: access list reloaded ({} hashes, mode {}); {} swarms of refused "
+                   "torrents ended",
+                   settings.access->snapshot()->size(), sk::to_string(settings.access->mode()),
+                   ended);
+    } else
       spdlog::error("SIGHUP: access list not reloaded, the old list stays: {}", r.error);
   }
   spdlog::info("received {}, draining connections (up to {} ms)",

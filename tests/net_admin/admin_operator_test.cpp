@@ -4,6 +4,7 @@
 // the critical gauge, unhealthy swarms by reason, and the repeat / early
 // announce counters. Real sockets; every wait polls with a deadline.
 
+#include <csignal>
 #include <regex>
 #include <string>
 
@@ -158,6 +159,23 @@ TEST_F(AdminOperator, AReloadEndsTheSwarmsTheNewListRefuses) {
   expect_json_error(request("GET", "/api/swarms/" + hex_of(refused)), 404, "refused swarm");
   EXPECT_EQ(get_json("/api/swarms/" + hex_of(kept))["peer_count"], 1);
   EXPECT_TRUE(has_event(nullptr, "operator-access", "0 -> 1 hashes; 1 swarms of refused"));
+}
+
+TEST_F(AdminOperator, ASighupReloadEndsTheSwarmsTheNewListRefusesToo) {
+  const std::string file = write_file("deny.txt", "");
+  start({"--access.mode=deny", "--access.file=" + file, "--log-level=info"});
+  const std::string kept = id20("kept"), refused = id20("refused");
+  http_announce(kept, id20("p"));
+  http_announce(refused, id20("p"));
+  ASSERT_EQ(get_json("/api/swarms")["total"], 2);
+  write_file("deny.txt", hex_of(refused) + "\n");
+  daemon_.signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return get_json("/api/swarms")["total"] == 1; }))
+      << daemon_.stderr_text();
+  expect_json_error(request("GET", "/api/swarms/" + hex_of(refused)), 404, "refused swarm");
+  EXPECT_EQ(get_json("/api/swarms/" + hex_of(kept))["peer_count"], 1);
+  EXPECT_TRUE(eventually([&] { return logged({"SIGHUP", "1 swarms of refused torrents ended"}); }))
+      << daemon_.stderr_text();
 }
 
 TEST_F(AdminOperator, BansRestartsAndRemediationsAreEvents) {
