@@ -29,6 +29,8 @@ packages=(
   # tests/e2e/client_matrix.py: more real BitTorrent clients next to libtorrent
   # (the test runs its own transmission-daemon on free ports, not the service)
   aria2 transmission-daemon transmission-cli
+  # tests/fuzz: libFuzzer targets built with clang under ASan + UBSan
+  clang-14 libclang-rt-14-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(opentracker wrk)
