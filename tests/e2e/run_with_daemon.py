@@ -115,8 +115,9 @@ def start_daemon(args, log_path):
         admin_port = free_port(args.host)
         while admin_port == port:
             admin_port = free_port(args.host)
-        argv = [args.daemon, "--http-port=%d" % port, "--udp-port=%d" % udp_port,
-                "--bind=%s" % args.host]
+        argv = [args.daemon, "--http-port=%d" % port, "--udp-port=%d" % udp_port]
+        if args.daemon_bind != "any":
+            argv.append("--bind=%s" % (args.daemon_bind or args.host))
         argv += [substitute(a, port, udp_port, admin_port) for a in args.daemon_arg]
         log("starting %s (attempt %d)" % (" ".join(argv), attempt))
         daemon = Daemon(argv, log_path)
@@ -148,6 +149,10 @@ def main():
                          "replaced); "
                          "repeatable")
     ap.add_argument("--host", default="127.0.0.1", help="address to bind and probe")
+    ap.add_argument("--daemon-bind",
+                    help="address the daemon binds (default: --host); 'any': no --bind, so the "
+                         "daemon listens on 0.0.0.0 and :: (for tests whose clients also use "
+                         "[::1]); ports are still probed free on --host")
     ap.add_argument("--startup-timeout", type=float, default=20)
     ap.add_argument("--test-timeout", type=float, default=240)
     ap.add_argument("--stop-timeout", type=float, default=15)
