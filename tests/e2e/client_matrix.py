@@ -476,7 +476,6 @@ class Aria2Client:
         self.announce_lines = []   # (time, request line)
         self.finished_at = None
         self.errors = []
-        self.lines_seen = []       # tracker-related log lines (for the report)
 
     def poll(self):
         now = time.monotonic()
@@ -621,7 +620,6 @@ class TransmissionClient:
         self.errors = []
         self._pos = 0
         self._partial = ""
-        self.log_lines = []        # announce-related debug lines (report)
         self.wait_rpc()
 
     def rpc(self, method, arguments):
@@ -750,9 +748,6 @@ class TransmissionClient:
                 if m:
                     self.findings.add(self.name, "transmission log", m.group(1).strip())
                     break
-            if "announce" in line.lower() and ("Sending" in line or "announce done" in line
-                                               or "event" in line):
-                self.log_lines.append(line.strip())
 
     def done(self):
         return self.finished_at is not None
