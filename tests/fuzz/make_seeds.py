@@ -238,6 +238,38 @@ def admin_seeds():
         write("admin_input", k, v)
 
 
+# -- admin API requests: "METHOD TARGET\nBODY" ------------------------------------
+def admin_api_seeds():
+    h = HASH_B.hex()  # the swarm the harness creates
+    s = {
+        "node": "GET /api/node",
+        "swarms": "GET /api/swarms?limit=5&offset=0",
+        "swarm": "GET /api/swarms/" + h,
+        "swarm_unknown": "GET /api/swarms/" + HASH_C.hex(),
+        "policy": "POST /api/swarms/%s/policy\n{\"policy\":\"role-aware\"}" % h,
+        "policy_bad": "POST /api/swarms/%s/policy\n{\"policy\":7}" % h,
+        "restart": "POST /api/swarms/%s/restart" % h,
+        "move": "POST /api/swarms/%s/move\n{\"node\":\"b\"}" % h,
+        "remediation": "POST /api/swarms/%s/remediation/start" % h,
+        "events": "GET /api/events",
+        "remediations": "GET /api/remediations",
+        "cluster": "GET /api/cluster",
+        "metrics": "GET /metrics",
+        "bans": "GET /api/bans",
+        "ban_add": "POST /api/bans\n{\"prefix\":\"-XX0001-\",\"reason\":\"corrupts data\"}",
+        "ban_delete": "DELETE /api/bans/exbc%2500",
+        "access": "GET /api/access",
+        "access_allow": "POST /api/access/%s/allow" % HASH_A.hex(),
+        "access_deny": "POST /api/access/%s/deny" % HASH_A.hex(),
+        "access_reload": "POST /api/access/reload",
+        "console": "GET /console/",
+        "wrong_method": "PUT /api/node",
+        "not_found": "GET /api/nothing?x=%zz",
+    }
+    for k, v in s.items():
+        write("admin_api", k, v)
+
+
 # -- config files ------------------------------------------------------------------
 def config_seeds(dump):
     s = {
@@ -268,6 +300,7 @@ def main():
     address_seeds()
     http_seeds()
     admin_seeds()
+    admin_api_seeds()
     config_seeds(args.dump_config)
 
 

@@ -3,9 +3,12 @@
 # runs them for a bounded time. Any crash, leak, sanitizer report, broken
 # invariant, timeout or out-of-memory fails the run.
 #
-#   tests/fuzz/run.sh [--build-dir DIR] build           configure + build
-#   tests/fuzz/run.sh [--build-dir DIR] run [TARGET...]  run (all by default)
-#   tests/fuzz/run.sh [--build-dir DIR] [TARGET...]      build, then run
+#   tests/fuzz/run.sh [--build-dir DIR] build [TARGET...]  configure + build
+#   tests/fuzz/run.sh [--build-dir DIR] run [TARGET...]    run (all by default)
+#   tests/fuzz/run.sh [--build-dir DIR] [TARGET...]        build, then run
+#
+# ctest runs `run.sh --build-dir <build>/fuzz TARGET` per target, so a target
+# whose sources do not compile fails alone and the others still run.
 #
 # DIR defaults to build/fuzz. Each run first executes the checked-in
 # regression inputs (regressions/TARGET/*), then fuzzes a fresh copy of the
@@ -40,6 +43,7 @@ skip() {
 }
 
 do_build() {
+  local targets=("$@")
   command -v "$cxx" >/dev/null || skip "$cxx not found (Debian: clang-14 libclang-rt-14-dev)"
   local rt
   rt=$("$cxx" -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
@@ -50,13 +54,17 @@ do_build() {
   local start=$SECONDS
   mkdir -p "$build_dir"
   local log=$build_dir/build.log
-  if ! { cmake -S "$here" -B "$build_dir" -DCMAKE_CXX_COMPILER="$cxx" &&
-    cmake --build "$build_dir" -j "$(nproc)"; } >"$log" 2>&1; then
+  local configure=(true)
+  [[ -f $build_dir/CMakeCache.txt ]] || configure=(cmake -S "$here" -B "$build_dir" -DCMAKE_CXX_COMPILER="$cxx")
+  local only=()
+  local t
+  for t in "${targets[@]}"; do only+=(--target "${t}_fuzz"); done
+  if ! { "${configure[@]}" && cmake --build "$build_dir" -j "$(nproc)" "${only[@]}"; } >"$log" 2>&1; then
     grep -E -B2 -A6 "error|Error" "$log" | head -n 120 >&2 || tail -n 60 "$log" >&2
     echo "fuzz: build failed (full log: $log)" >&2
     exit 1
   fi
-  echo "fuzz: built $(wc -l <"$build_dir/targets.txt") targets in $((SECONDS - start)) s"
+  echo "fuzz: built ${targets[*]:-every target} in $((SECONDS - start)) s"
 }
 
 run_one() {
@@ -116,7 +124,7 @@ do_run() {
 }
 
 case $mode in
-  build) do_build ;;
+  build) do_build "$@" ;;
   run) do_run "$@" ;;
-  all) do_build && do_run "$@" ;;
+  all) do_build "$@" && do_run "$@" ;;
 esac
