@@ -24,7 +24,7 @@
 #include "net/admin_server.hpp"
 #include "net/http_server.hpp"
 #include "net/reachability_prober.hpp"
-#include "net/tracker_bridge.hpp"
+#include "net/gateway.hpp"
 #include "net/udp_server.hpp"
 
 namespace sk {
@@ -32,7 +32,12 @@ namespace sk {
 /// Everything the daemon reads from its configuration, validated.
 struct daemon_settings {
   http_server_config http;
-  bridge_config bridge;
+  /// What the gateway takes from [http] (request-timeout; lanes = I/O
+  /// threads); the rest of its settings come from [http], [udp] and [access].
+  struct {
+    std::chrono::milliseconds request_timeout{5000};
+    std::size_t lanes = 1;
+  } bridge;
   /// Per-swarm settings, the self-healing ones included ([tracker],
   /// [clients], [health], [allocation], remediation.history-size).
   swarm_config swarm;

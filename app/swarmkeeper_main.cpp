@@ -39,7 +39,7 @@
 #include "net/admin_server.hpp"
 #include "net/http_server.hpp"
 #include "net/reachability_prober.hpp"
-#include "net/tracker_bridge.hpp"
+#include "net/gateway.hpp"
 #include "net/udp_server.hpp"
 
 namespace {
@@ -99,7 +99,17 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     cluster.emplace(sys, directory, settings.cluster);
     cluster->start();
   }
-  sk::tracker_bridge bridge{sys, directory, settings.bridge};
+  // The one door both transports hand their requests to.
+  sk::gateway_config gw_cfg;
+  gw_cfg.request_timeout = settings.bridge.request_timeout;
+  gw_cfg.retry_in_minutes = settings.http.retry_in_minutes;
+  gw_cfg.max_in_flight = settings.udp.max_in_flight;
+  gw_cfg.trust_claimed_ip[static_cast<std::size_t>(sk::transport::http)] =
+      settings.http.trust_ip_param;
+  gw_cfg.trust_claimed_ip[static_cast<std::size_t>(sk::transport::udp)] =
+      settings.udp.trust_ip_field;
+  gw_cfg.access = settings.access;
+  sk::gateway gateway{directory, gw_cfg};
   // UDP starts before HTTP, so that once /health answers 200 every transport
   // is up and its start-up line is written (tests and load balancers rely on
   // /health meaning "fully started").
@@ -115,12 +125,12 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                 std::chrono::system_clock::now().time_since_epoch()));
       };
-    udp.emplace(sys, directory, settings.udp, std::move(clock));
+    udp.emplace(sys, gateway, settings.udp, std::move(clock));
     udp->start();  // logs its listen addresses once, at info
   } else {
     spdlog::info("UDP tracker disabled (udp.enable=false)");
   }
-  sk::http_server server{settings.http, bridge};
+  sk::http_server server{settings.http, gateway};
   server.start();
   spdlog::info("swarmkeeper serving HTTP on {} ({} I/O threads, {} scheduler threads)",
                join(server.local_endpoints()), settings.http.io_threads,
@@ -174,7 +184,6 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   if (!server.drain(http_drain))
     spdlog::warn("drain deadline passed with {} connections still open", server.connection_count());
   server.stop();
-  bridge.stop();
   if (prober) {
     prober->stop();
     const auto c = prober->counters();

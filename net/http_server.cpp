@@ -131,7 +131,7 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
 };
 
 struct http_server::impl {
-  impl(const http_server_config& cfg, tracker_bridge& bridge) : ctx(cfg, bridge) {}
+  impl(const http_server_config& cfg, gateway& gw) : ctx(cfg, gw) {}
 
   /// Sessions still referenced by queued jobs, replies or handlers need ctx
   /// (their registry entry) and their io_context (their socket) when they
@@ -178,8 +178,8 @@ struct http_server::impl {
   }
 };
 
-http_server::http_server(const http_server_config& cfg, tracker_bridge& bridge)
-    : impl_(std::make_unique<impl>(cfg, bridge)) {}
+http_server::http_server(const http_server_config& cfg, gateway& gw)
+    : impl_(std::make_unique<impl>(cfg, gw)) {}
 
 http_server::~http_server() { stop(); }
 
@@ -187,12 +187,14 @@ void http_server::start() {
   auto& m = *impl_;
   const auto& cfg = m.ctx.cfg;
   const std::size_t n = cfg.io_threads == 0 ? 1 : cfg.io_threads;
+  const std::size_t first_lane = m.ctx.gw.add_lanes(n);
   for (std::size_t i = 0; i < n; ++i) {
     // Concurrency hint 1: exactly one thread runs each context (posts from
-    // other threads, e.g. CAF replies, still lock as usual).
+    // other threads, e.g. swarm replies, still lock as usual).
     m.contexts.push_back(std::make_unique<asio::io_context>(1));
     m.guards.push_back(asio::make_work_guard(*m.contexts.back()));
-    m.ctx.lanes.push_back(std::make_unique<http_lane>(*m.contexts.back(), m.ctx.bridge, i));
+    m.ctx.lanes.push_back(
+        std::make_unique<http_lane>(*m.contexts.back(), m.ctx.gw, first_lane + i));
   }
   if (cfg.bind_addresses.empty()) {
     // Both families on their own sockets; either may be missing on a host
@@ -213,6 +215,8 @@ void http_server::start() {
   m.ctx.serving = true;
   m.accepting = true;
   for (auto& l : m.listeners) l->run();
+  for (auto& lane : m.ctx.lanes)
+    asio::post(lane->ioc(), [raw = lane.get()] { raw->start_sweeping(); });
   for (std::size_t i = 0; i < n; ++i) {
     m.threads.emplace_back([ioc = m.contexts[i].get(), i] {
       const std::string name = "sk-io-" + std::to_string(i);

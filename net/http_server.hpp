@@ -15,11 +15,12 @@
 /// listener per bound endpoint (on context 0) hands each accepted connection
 /// to the next context in turn; that thread serves the connection for its
 /// whole life, so a single-threaded io_context is the connection's strand.
-/// Thread k talks to network actor k through lane k (http_session.hpp),
-/// which batches jobs and replies per event-loop round.
+/// Thread k is lane k of the gateway (net/gateway.hpp: the one door both
+/// transports share); the answers come back through its reply queue, one
+/// post per burst (http_session.hpp).
 ///
-///   listener ─accept─▶ context k ─▶ session ─▶ lane k ═batch═▶ network actor k
-///                                   session ◀─ lane k ◀═batch═ (CAF threads)
+///   listener ─accept─▶ context k ─▶ session ─parse─▶ gateway (lane k) ─ticket─▶ swarm
+///                                   session ◀─ lane k reply queue ◀──────────── (swarm thread)
 ///
 /// Beast and Asio headers stay out of this header (pimpl), so app/ and tests
 /// do not compile them.
@@ -37,7 +38,7 @@
 
 namespace sk {
 
-class tracker_bridge;
+class gateway;
 class access_control;
 
 /// What became of one HTTP tracker request (`/metrics`).
@@ -68,8 +69,8 @@ struct http_server_config {
   /// only, so both families are served by their own socket).
   std::vector<std::string> bind_addresses;
   std::uint16_t port = 6969;
-  /// I/O threads; each runs its own io_context and feeds its own network
-  /// actor (lane).
+  /// I/O threads; each runs its own io_context and is one lane of the
+  /// gateway.
   std::size_t io_threads = 1;
   /// Longest request target (path + query) accepted; longer gets 414.
   std::size_t max_url_length = 8192;
@@ -103,7 +104,9 @@ struct http_server_config {
 /// controlling thread.
 class http_server {
  public:
-  http_server(const http_server_config& cfg, tracker_bridge& bridge);
+  /// Serves through `gw` (the daemon's one gateway), which must outlive
+  /// the server.
+  http_server(const http_server_config& cfg, gateway& gw);
   ~http_server();
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;

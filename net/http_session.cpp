@@ -20,8 +20,6 @@ namespace {
 
 constexpr std::string_view text_plain = "text/plain";
 
-/// The failure reason of an announce for a hash the access list refuses.
-constexpr std::string_view access_refused_text = "torrent not allowed on this tracker";
 
 /// Request-line bytes besides the target: "GET " " HTTP/1.1" "\r\n" with
 /// room for longer methods.
@@ -69,29 +67,14 @@ void http_context::remove(registry::iterator pos) {
 
 // -- lanes --------------------------------------------------------------------
 
-void http_lane::submit(announce_job&& job) {
-  pending_.announces.push_back(std::move(job));
-  schedule_flush();
-}
-
-void http_lane::submit(scrape_job&& job) {
-  pending_.scrapes.push_back(std::move(job));
-  schedule_flush();
-}
-
-void http_lane::schedule_flush() {
-  if (flush_posted_) return;
-  flush_posted_ = true;
-  // Runs after the handlers already queued on this thread: every request
-  // parsed in this round of the event loop goes out in one message.
-  asio::post(ioc_, [this] { flush(); });
-}
-
-void http_lane::flush() {
-  flush_posted_ = false;
-  if (pending_.empty()) return;
-  bridge_.submit(index_, std::move(pending_));
-  pending_ = job_batch{};
+void http_lane::start_sweeping() {
+  if (!timer_) timer_.emplace(ioc_);
+  timer_->expires_after(gw_.sweep_period());
+  timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec == asio::error::operation_aborted) return;
+    gw_.sweep(lane_, std::chrono::steady_clock::now());
+    start_sweeping();
+  });
 }
 
 void http_lane::post_reply(reply&& r) {
@@ -111,18 +94,78 @@ void http_lane::deliver_replies() {
     std::swap(replies_, draining_);
   }
   for (auto& r : draining_) r.session->apply(r);
-  // The jobs' references to their sessions die here, on the I/O thread.
+  // The requests' references to their sessions die here, on the I/O thread.
   draining_.clear();
+  // Forget what was answered (a clock-free sweep: nothing is overdue yet).
+  gw_.sweep(lane_, std::chrono::steady_clock::time_point{});
 }
 
 void http_lane::discard() {
+  gw_.abandon(lane_);
   {
     std::lock_guard<std::mutex> lock{mutex_};
     replies_.clear();
   }
   draining_.clear();
-  pending_ = job_batch{};
+  timer_.reset();
 }
+
+namespace {
+
+/// An announce's or scrape's way back to its session: the answer is copied
+/// into a lane reply and posted to the session's I/O thread.
+template <class Base>
+class http_reply_base : public Base {
+ public:
+  http_reply_base(std::shared_ptr<http_session> session, std::uint64_t tag, http_lane& lane)
+      : session_(std::move(session)), tag_(tag), lane_(lane) {}
+
+  void on_refusal(gateway_refusal why, std::int64_t retry_in_minutes) override {
+    http_lane::reply r = make(http_lane::reply::kind::refusal);
+    r.refusal = why;
+    r.retry_in_minutes = retry_in_minutes;
+    lane_.post_reply(std::move(r));
+  }
+
+ protected:
+  http_lane::reply make(http_lane::reply::kind what) {
+    http_lane::reply r;
+    // The request's reference goes with the reply, so the last reference to
+    // a session is dropped on its own I/O thread (see deliver_replies).
+    r.session = std::move(session_);
+    r.tag = tag_;
+    r.what = what;
+    return r;
+  }
+  http_lane& lane() noexcept { return lane_; }
+
+ private:
+  std::shared_ptr<http_session> session_;
+  std::uint64_t tag_;
+  http_lane& lane_;
+};
+
+class http_announce_reply final : public http_reply_base<announce_reply> {
+ public:
+  using http_reply_base::http_reply_base;
+  void on_result(const announce_result& result) override {
+    http_lane::reply r = make(http_lane::reply::kind::announce);
+    r.announce = result;
+    lane().post_reply(std::move(r));
+  }
+};
+
+class http_scrape_reply final : public http_reply_base<scrape_reply> {
+ public:
+  using http_reply_base::http_reply_base;
+  void on_result(std::vector<scrape_answer>&& answers) override {
+    http_lane::reply r = make(http_lane::reply::kind::scrape);
+    r.scrape = std::move(answers);
+    lane().post_reply(std::move(r));
+  }
+};
+
+}  // namespace
 
 // -- life cycle ---------------------------------------------------------------
 
@@ -354,8 +397,7 @@ void http_session::handle_request(std::size_t header_bytes) {
 }
 
 void http_session::handle_announce(slot& s, std::string_view query) {
-  announce_job job;
-  announce_request& ar = job.announce.request;
+  announce_request ar;
   const query_error err = parse_announce_query(query, ctx_.cfg.limits, ar);
   if (err != query_error::ok) {
     count(http_outcome::bad_request);
@@ -364,14 +406,9 @@ void http_session::handle_announce(slot& s, std::string_view query) {
   }
   s.announce = true;
   s.received = std::chrono::steady_clock::now();
-  // Before routing: a refused hash never reaches the directory, so it never
-  // spawns a swarm. Mode off: one relaxed load.
-  if (ctx_.cfg.access && !ctx_.cfg.access->allowed(ar.hash)) {
-    ctx_.cfg.access->refused_http_announces.fetch_add(1, std::memory_order_relaxed);
-    count(http_outcome::announce_denied);
-    finish_failure(s, access_refused_text, false);
-    return;
-  }
+  // Who the client is: the socket peer, or whom a trusted proxy names (HTTP's
+  // own headers). Whether to believe the `ip` the client claims is the
+  // gateway's rule, the same for both transports.
   ip_address client = peer_;
   if (!ctx_.cfg.proxies.empty() && ctx_.cfg.proxies.contains(peer_)) {
     const auto& req = parser_->get();
@@ -386,54 +423,34 @@ void http_session::handle_announce(slot& s, std::string_view query) {
         resolve_client_address(peer_, forwarded_for_, {real.data(), real.size()}, ctx_.cfg.proxies);
   }
   s.external_ip = client;
-  if (ctx_.cfg.trust_ip_param && ar.claimed_ip) client = *ar.claimed_ip;
-  job.announce.peer = endpoint{client, ar.port};
   s.compact = ar.compact;
   s.no_peer_id = ar.no_peer_id;
-  job.sink = shared_from_this();
-  job.tag = s.seq;
-  ctx_.lanes[lane_]->submit(std::move(job));
+  http_lane& lane = *ctx_.lanes[lane_];
+  lane.gw().announce(lane.gateway_lane(), transport::http, std::move(ar), client, false,
+                     std::make_shared<http_announce_reply>(shared_from_this(), s.seq, lane));
 }
 
 void http_session::handle_scrape(slot& s, std::string_view query) {
-  scrape_job job;
-  const query_error err = parse_scrape_query(query, ctx_.cfg.limits, job.hashes);
+  std::vector<info_hash> hashes;
+  const query_error err = parse_scrape_query(query, ctx_.cfg.limits, hashes);
   if (err != query_error::ok) {
     count(http_outcome::bad_request);
     finish_failure(s, failure_text(err), false);
     return;
   }
-  if (job.hashes.empty()) {
+  if (hashes.empty()) {
     // A full scrape would walk every swarm for one anonymous request.
     count(http_outcome::bad_request);
     finish_failure(s, "full scrape is not supported: give at least one info_hash", false);
     return;
   }
-  std::sort(job.hashes.begin(), job.hashes.end());
-  job.hashes.erase(std::unique(job.hashes.begin(), job.hashes.end()), job.hashes.end());
+  // The reply's dictionary is keyed by hash: sorted and unique.
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
   s.scrape = true;
-  // Refused hashes are left out of the reply (BEP 48 lets a tracker omit
-  // torrents it does not serve), so a scrape cannot tell a refused torrent
-  // from an unknown one's absence either way.
-  if (ctx_.cfg.access && ctx_.cfg.access->mode() != access_mode::off) {
-    const auto before = job.hashes.size();
-    job.hashes.erase(std::remove_if(job.hashes.begin(), job.hashes.end(),
-                                    [&](const info_hash& h) { return !ctx_.cfg.access->allowed(h); }),
-                     job.hashes.end());
-    if (job.hashes.size() != before)
-      ctx_.cfg.access->refused_http_scrapes.fetch_add(before - job.hashes.size(),
-                                                      std::memory_order_relaxed);
-    if (job.hashes.empty()) {
-      count(http_outcome::scrape_ok);
-      body_.clear();
-      encode_scrape_reply(body_, nullptr, 0);
-      finish_slot(s, http_status::ok, body_);
-      return;
-    }
-  }
-  job.sink = shared_from_this();
-  job.tag = s.seq;
-  ctx_.lanes[lane_]->submit(std::move(job));
+  http_lane& lane = *ctx_.lanes[lane_];
+  lane.gw().scrape(lane.gateway_lane(), transport::http, std::move(hashes),
+                   std::make_shared<http_scrape_reply>(shared_from_this(), s.seq, lane));
 }
 
 void http_session::finish_slot(slot& s, http_status status, std::string_view body,
@@ -459,38 +476,6 @@ http_session::slot* http_session::reply_slot(std::uint64_t tag) noexcept {
   slot& s = slot_for(tag);
   if (s.seq != tag || s.ready) return nullptr;
   return &s;
-}
-
-// The replies carry the job's reference (`sink`): if it is the last one,
-// the session dies on its I/O thread (see http_lane::drain).
-void http_session::on_announce(std::shared_ptr<reply_sink> sink, std::uint64_t tag,
-                               announce_result&& result) {
-  http_lane::reply r;
-  r.session = std::static_pointer_cast<http_session>(std::move(sink));
-  r.tag = tag;
-  r.what = http_lane::reply::kind::announce;
-  r.announce = std::move(result);
-  ctx_.lanes[lane_]->post_reply(std::move(r));
-}
-
-void http_session::on_scrape(std::shared_ptr<reply_sink> sink, std::uint64_t tag,
-                             std::vector<scrape_entry>&& entries) {
-  http_lane::reply r;
-  r.session = std::static_pointer_cast<http_session>(std::move(sink));
-  r.tag = tag;
-  r.what = http_lane::reply::kind::scrape;
-  r.scrape = std::move(entries);
-  ctx_.lanes[lane_]->post_reply(std::move(r));
-}
-
-void http_session::on_error(std::shared_ptr<reply_sink> sink, std::uint64_t tag,
-                            bridge_error error) {
-  http_lane::reply r;
-  r.session = std::static_pointer_cast<http_session>(std::move(sink));
-  r.tag = tag;
-  r.what = http_lane::reply::kind::error;
-  r.error = error;
-  ctx_.lanes[lane_]->post_reply(std::move(r));
 }
 
 void http_session::apply(http_lane::reply& r) {
@@ -528,15 +513,31 @@ void http_session::apply(http_lane::reply& r) {
       finish_slot(*s, http_status::ok, body_);
       break;
     }
-    case http_lane::reply::kind::scrape:
+    case http_lane::reply::kind::scrape: {
       count(http_outcome::scrape_ok);
+      // Refused torrents are left out of the reply (BEP 48 lets a tracker
+      // omit torrents it does not serve), so a scrape cannot tell a refused
+      // torrent from an unknown one's absence either way.
+      scrape_entries_.clear();
+      for (const scrape_answer& a : r.scrape) {
+        if (a.served) scrape_entries_.push_back(scrape_entry{a.hash, a.stats});
+      }
       body_.clear();
-      encode_scrape_reply(body_, r.scrape.data(), r.scrape.size());
+      encode_scrape_reply(body_, scrape_entries_.data(), scrape_entries_.size());
       finish_slot(*s, http_status::ok, body_);
       break;
-    case http_lane::reply::kind::error:
-      count(s->scrape ? http_outcome::scrape_failure : http_outcome::announce_failure);
-      finish_failure(*s, failure_text(r.error), true);
+    }
+    case http_lane::reply::kind::refusal:
+      if (r.refusal == gateway_refusal::denied) {
+        count(http_outcome::announce_denied);
+      } else {
+        count(s->scrape ? http_outcome::scrape_failure : http_outcome::announce_failure);
+      }
+      body_.clear();
+      encode_failure(body_, refusal_text(r.refusal),
+                     r.retry_in_minutes != 0 ? std::optional<std::int64_t>{r.retry_in_minutes}
+                                             : std::nullopt);
+      finish_slot(*s, http_status::ok, body_);
       break;
   }
   maybe_write();

@@ -5,8 +5,8 @@
 /// A session lives on one I/O thread: each I/O thread runs its own
 /// io_context, and an io_context run by a single thread is an implicit
 /// strand, so every member below is touched only on that thread. The
-/// exceptions are `executor_` (immutable) and the reply_sink entry points,
-/// which CAF threads call and which do nothing but `post` to the executor.
+/// exception is `executor_` (immutable); the replies of its requests run on
+/// swarm threads and only queue an answer for the lane (`http_lane`).
 /// (An explicit strand per connection would serialise nothing more and add
 /// a strand queue hop and a lock to every completion.)
 ///
@@ -34,46 +34,47 @@
 #include <boost/asio/basic_stream_socket.hpp>
 #include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "net/gateway.hpp"
 #include "net/http_response.hpp"
 #include "net/http_server.hpp"
-#include "net/tracker_bridge.hpp"
 
 namespace sk {
 
 class http_session;
 
-/// One I/O thread's link to its network actor, batched both ways:
+/// One I/O thread's lane of the gateway, and its way back from the swarms:
 ///
-///   sessions ─submit()─▶ pending job_batch ─(one post per loop round)─▶
-///       flush(): one anon_send to network actor k
-///   network actor k ─post_reply()─▶ reply queue (mutex) ─(a post only when
+///   sessions ── gateway.announce / scrape (lane k) ──▶ swarms (tickets)
+///   swarm threads ─post_reply()─▶ reply queue (mutex) ─(a post only when
 ///       the queue was empty)─▶ deliver_replies(): every session applies its reply
+///   timer on thread k ──▶ gateway.sweep(lane k): overdue requests fail
 ///
-/// Per request that saves a mailbox operation with a possible scheduler
-/// wake-up, and an io_context post with a reactor interrupt: measured as
-/// the largest cost of the hand-over besides the system calls themselves.
-/// `submit`, `flush` and `deliver_replies` run on I/O thread k only;
-/// `post_reply` on CAF threads.
+/// A burst of replies costs one io_context post (one reactor interrupt),
+/// measured as the largest cost of the hand-over besides the system calls
+/// themselves. `deliver_replies` and the sweep run on I/O thread k only;
+/// `post_reply` on swarm threads.
 class http_lane {
  public:
-  /// What a network actor answered to one request of one session.
+  /// What came back for one request of one session.
   struct reply {
-    enum class kind : std::uint8_t { announce, scrape, error };
-    /// The job's reference to the session; dropped on the I/O thread.
+    enum class kind : std::uint8_t { announce, scrape, refusal };
+    /// The request's reference to the session; dropped on the I/O thread.
     std::shared_ptr<http_session> session;
     std::uint64_t tag = 0;
-    kind what = kind::error;
+    kind what = kind::refusal;
     announce_result announce;
-    std::vector<scrape_entry> scrape;
-    bridge_error error = bridge_error::internal;
+    std::vector<scrape_answer> scrape;
+    gateway_refusal refusal = gateway_refusal::swarm_unavailable;
+    std::int64_t retry_in_minutes = 0;
   };
 
-  http_lane(boost::asio::io_context& ioc, tracker_bridge& bridge, std::size_t index)
-      : ioc_(ioc), bridge_(bridge), index_(index) {}
+  http_lane(boost::asio::io_context& ioc, gateway& gw, std::size_t gateway_lane)
+      : ioc_(ioc), gw_(gw), lane_(gateway_lane) {}
 
   /// Counts one request's outcome. I/O thread k only (single writer: a
   /// relaxed load and store, no locked instruction).
@@ -88,22 +89,26 @@ class http_lane {
   /// Announce latency of this I/O thread (written on it only).
   latency_histogram latency;
 
-  void submit(announce_job&& job);
-  void submit(scrape_job&& job);
+  gateway& gw() noexcept { return gw_; }
+  /// This thread's lane index in the gateway.
+  std::size_t gateway_lane() const noexcept { return lane_; }
+
+  boost::asio::io_context& ioc() noexcept { return ioc_; }
+  /// Starts the periodic sweep of overdue requests (on I/O thread k).
+  void start_sweeping();
   void post_reply(reply&& r);
-  /// Drops queued jobs and replies (server teardown, I/O threads stopped).
+  /// Answers what is still in flight, drops queued replies and the sweep
+  /// timer (server teardown, I/O threads stopped, io_context still alive).
   void discard();
 
  private:
-  void schedule_flush();
-  void flush();
   void deliver_replies();
 
   boost::asio::io_context& ioc_;
-  tracker_bridge& bridge_;
-  const std::size_t index_;
-  job_batch pending_;          ///< I/O thread only
-  bool flush_posted_ = false;  ///< I/O thread only
+  gateway& gw_;
+  const std::size_t lane_;
+  /// Made by start_sweeping(), dropped by discard() (before its io_context).
+  std::optional<boost::asio::steady_timer> timer_;
   std::mutex mutex_;
   std::vector<reply> replies_;   ///< guarded by mutex_
   std::vector<reply> draining_;  ///< I/O thread only (capacity reused)
@@ -112,10 +117,10 @@ class http_lane {
 
 /// State shared by the server and all its sessions.
 struct http_context {
-  http_context(const http_server_config& c, tracker_bridge& b) : cfg(c), bridge(b) {}
+  http_context(const http_server_config& c, gateway& g) : cfg(c), gw(g) {}
 
   const http_server_config cfg;
-  tracker_bridge& bridge;
+  gateway& gw;
   /// One per I/O thread, set up by the server before any session exists.
   std::vector<std::unique_ptr<http_lane>> lanes;
   /// False once the server stops accepting: /health answers 503.
@@ -134,7 +139,7 @@ struct http_context {
   void remove(registry::iterator pos);
 };
 
-class http_session final : public reply_sink, public std::enable_shared_from_this<http_session> {
+class http_session final : public std::enable_shared_from_this<http_session> {
  public:
   using tcp = boost::asio::ip::tcp;
   /// The executor of the connection's io_context (concrete, not type-erased:
@@ -151,7 +156,7 @@ class http_session final : public reply_sink, public std::enable_shared_from_thi
   /// `socket` was accepted on the io_context of I/O thread `lane`, from `peer`.
   http_session(socket_type&& socket, const tcp::endpoint& peer, http_context& ctx,
                std::size_t lane);
-  ~http_session() override;
+  ~http_session();
 
   /// Starts reading; call once, right after construction, with the registry
   /// position from `http_context::add`.
@@ -160,15 +165,8 @@ class http_session final : public reply_sink, public std::enable_shared_from_thi
   /// Thread-safe: asks the session to finish (see http_server::drain).
   void drain();
 
-  /// Applies a network actor's reply (on the session's I/O thread).
+  /// Applies what came back for one request (on the session's I/O thread).
   void apply(http_lane::reply& r);
-
-  // reply_sink: called on CAF threads; post to the I/O thread.
-  void on_announce(std::shared_ptr<reply_sink> self, std::uint64_t tag,
-                   announce_result&& result) override;
-  void on_scrape(std::shared_ptr<reply_sink> self, std::uint64_t tag,
-                 std::vector<scrape_entry>&& entries) override;
-  void on_error(std::shared_ptr<reply_sink> self, std::uint64_t tag, bridge_error error) override;
 
  private:
   using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
@@ -211,7 +209,7 @@ class http_session final : public reply_sink, public std::enable_shared_from_thi
                    std::string_view extra_headers = {});
   void finish_failure(slot& s, std::string_view reason, bool retryable);
   void count(http_outcome o) noexcept { ctx_.lanes[lane_]->count(o); }
-  /// Finds the slot for a CAF reply; null if the session closed or `tag` is stale.
+  /// Finds the slot for a reply; null if the session closed or `tag` is stale.
   slot* reply_slot(std::uint64_t tag) noexcept;
 
   void maybe_read();
@@ -260,6 +258,7 @@ class http_session final : public reply_sink, public std::enable_shared_from_thi
 
   /// Scratch buffers reused for every request of this connection.
   std::string body_;
+  std::vector<scrape_entry> scrape_entries_;
   std::string forwarded_for_;
   char discard_[512];
 };

@@ -25,8 +25,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "actors/access_list.hpp"
-#include "actors/directory.hpp"
 #include "actors/messages.hpp"
 #include "protocol/connection_id.hpp"
 #include "protocol/udp.hpp"
@@ -44,13 +42,13 @@ struct reply_outbox;
 /// What every worker and request in flight share. Immutable
 /// after construction except for the atomics.
 struct udp_server::shared_state {
-  shared_state(const udp_config& c, clock_function clk, swarm_directory& d)
+  shared_state(const udp_config& c, clock_function clk, gateway& g)
       : cfg(c),
         clock(clk ? std::move(clk)
                   : clock_function([] { return std::chrono::steady_clock::now(); })),
         ids(connection_id_issuer::from_config(c.connection_id_key)),
-        dir(d),
-        in_flight(std::make_unique<std::atomic<std::size_t>[]>(c.workers)) {
+        gw(g),
+        first_lane(g.add_lanes(c.workers)) {
     for (std::size_t k = 0; k < c.workers; ++k) {
       outboxes.push_back(std::make_unique<udp_detail::reply_outbox>());
     }
@@ -59,18 +57,16 @@ struct udp_server::shared_state {
   const udp_config cfg;
   const clock_function clock;
   const connection_id_issuer ids;
-  /// Used only while `closed` is false (see `enter()`): the server's owner
-  /// may destroy the directory once stop() returned.
-  swarm_directory& dir;
+  /// The one door to the swarms; worker k is its lane `first_lane + k`.
+  gateway& gw;
+  const std::size_t first_lane;
 
   /// Set by stop() once its drain deadline passed: from then on nothing
-  /// sends, routes or counts; stop() settles what is still pending.
+  /// sends; stop() has the gateway settle what is still pending.
   std::atomic<bool> closed{false};
-  /// Threads inside a send/route section (see `enter()`); stop() waits for 0
+  /// Threads inside a send section (see `enter()`); stop() waits for 0
   /// after setting `closed`, so no send can hit a closed socket.
   std::atomic<int> active{0};
-  /// Announces/scrapes waiting for swarms, per worker.
-  std::unique_ptr<std::atomic<std::size_t>[]> in_flight;
   /// Replies on their way back to each worker (see `reply_outbox`).
   std::vector<std::unique_ptr<udp_detail::reply_outbox>> outboxes;
 
@@ -84,14 +80,13 @@ struct udp_server::shared_state {
   std::atomic<std::uint64_t> refused{0};
   std::atomic<std::uint64_t> denied{0};
   std::atomic<std::uint64_t> swarm_failures{0};
-  std::atomic<std::uint64_t> rerouted{0};
   std::atomic<std::uint64_t> dropped_malformed{0};
   std::atomic<std::uint64_t> dropped_source_port_zero{0};
   std::atomic<std::uint64_t> dropped_overload{0};
   std::atomic<std::uint64_t> dropped_send_failed{0};
   std::atomic<std::uint64_t> dropped_shutdown{0};
 
-  /// Enters a section that may send or route; false (not entered) once the
+  /// Enters a section that may send; false (not entered) once the
   /// server is closed. seq_cst on both sides: if this load sees `closed`
   /// false, stop()'s wait for `active == 0` sees this section.
   bool enter() noexcept {
@@ -170,50 +165,28 @@ void count_reply(shared_state& sh, reply_kind kind) noexcept {
   }
 }
 
-/// Text of the error packet when a swarm could not answer. Short: the reply
-/// must stay below the request's size (98-byte announce, >= 36-byte scrape).
-constexpr std::string_view swarm_failure_text = "try again later";
-
-/// Error text for an announce of a hash the access list refuses.
-constexpr std::string_view access_refused_text = "torrent not allowed on this tracker";
-
-/// Longest text an announce's error packet may carry: 98-byte request minus
-/// the 8-byte header, so a refusal is never larger than what caused it.
-constexpr std::size_t max_announce_error_text = 98 - 8;
-
 }  // namespace
 
 namespace udp_detail {
 
-/// One announce or scrape handed to CAF and not yet answered. Its `state`
-/// is settled exactly once (see `settle`).
-struct udp_pending {
+/// Where one announce's or scrape's answer goes: the requester's address
+/// and transaction, and the worker that sends it.
+struct udp_return {
   std::shared_ptr<shared_state> sh;
-  std::size_t worker = 0;  ///< index of the worker that admitted it
+  std::size_t worker = 0;  ///< index of the worker that read the request
   sockaddr_storage to{};
   socklen_t to_len = 0;
   transaction_id transaction;
   bool v6_peers = false;  ///< requester is IPv6: 18-byte peers
-  std::chrono::steady_clock::time_point deadline;
   /// When the datagram was read, for announces (latency); zero for scrapes.
   std::chrono::steady_clock::time_point received{};
-  std::atomic<bool> settled{false};
-
-  /// Claims the right to answer. Exactly one caller ever gets true; it must
-  /// then call `release()`.
-  bool claim() noexcept {
-    bool expected = false;
-    return settled.compare_exchange_strong(expected, true);
-  }
-  void release() noexcept { sh->in_flight[worker].fetch_sub(1, std::memory_order_relaxed); }
-
 };
 
-using pending_ptr = std::shared_ptr<udp_pending>;
+using return_ptr = std::shared_ptr<const udp_return>;
 
 /// A reply encoded on a swarm thread, travelling to its worker.
 struct udp_reply {
-  pending_ptr p;
+  return_ptr to;
   std::string bytes;
   reply_kind kind = reply_kind::announce;
 };
@@ -234,19 +207,19 @@ struct reply_outbox {
 
 void post_drain(reply_outbox& box);
 
-/// Hands the answer of `p` to its worker, which sends it unless `p` was
-/// settled meanwhile (timeout) or the server closed (stop() settles it).
-/// Any thread.
-void settle(const pending_ptr& p, std::string bytes, reply_kind kind) {
-  shared_state& sh = *p->sh;
+/// Hands an answer (already claimed through the gateway) to its worker,
+/// which sends it unless the server closed meanwhile. Any thread.
+void send_back(return_ptr to, std::string bytes, reply_kind kind) {
+  shared_state& sh = *to->sh;
   if (!sh.enter()) {
+    bump(sh.dropped_shutdown);
     return;
   }
-  reply_outbox& box = *sh.outboxes[p->worker];
+  reply_outbox& box = *sh.outboxes[to->worker];
   bool post = false;
   {
     std::lock_guard<std::mutex> lock(box.mutex);
-    box.items.push_back(udp_reply{p, std::move(bytes), kind});
+    box.items.push_back(udp_reply{std::move(to), std::move(bytes), kind});
     if (!box.drain_posted) {
       box.drain_posted = true;
       post = true;
@@ -258,157 +231,87 @@ void settle(const pending_ptr& p, std::string bytes, reply_kind kind) {
   sh.leave();
 }
 
-/// Answers `p` with the "try again later" error packet (swarm timeout,
-/// swarm gone, directory stopping); counted as a swarm failure when sent.
-void settle_failure(const pending_ptr& p) {
+/// The gateway's refusal as BEP 15 sees it: an error packet whose text is
+/// never longer than the request that caused it; nothing at all for an
+/// overload (answering would do the flood's work) or a shutdown.
+void send_refusal(const return_ptr& to, gateway_refusal why) {
+  shared_state& sh = *to->sh;
+  switch (why) {
+    case gateway_refusal::overloaded:
+      bump(sh.dropped_overload);
+      return;
+    case gateway_refusal::shutting_down:
+      bump(sh.dropped_shutdown);
+      return;
+    default:
+      break;
+  }
   std::string buf;
-  encode_udp_error_response(buf, p->transaction, swarm_failure_text);
-  settle(p, std::move(buf), reply_kind::failure);
+  encode_udp_error_response(buf, to->transaction, refusal_text(why));
+  send_back(to, std::move(buf),
+            why == gateway_refusal::denied ? reply_kind::denied : reply_kind::failure);
 }
 
-void dispatch_announce(pending_ptr p, swarm_announce&& a, int retries);
+/// Longest text an announce's error packet may carry: 98-byte request minus
+/// the 8-byte header, so a refusal is never larger than what caused it.
+constexpr std::size_t max_announce_error_text = 98 - 8;
 
-/// The announce as the swarm receives it: the swarm calls `complete()` on its
-/// thread, which encodes and sends the reply right there.
-class udp_ticket final : public announce_ticket {
+/// One announce's reply: encoded on the swarm's thread, sent by the worker.
+class udp_announce_reply final : public announce_reply {
  public:
-  udp_ticket(swarm_announce a, pending_ptr p, int retries)
-      : announce_ticket(std::move(a)), p_(std::move(p)), retries_(retries) {}
+  explicit udp_announce_reply(return_ptr to) : to_(std::move(to)) {}
 
-  ~udp_ticket() override {
-    if (handled_) {
-      return;
-    }
-    // Dropped unprocessed: the swarm ended (idle) between route() and
-    // delivery, or the system is stopping. Route once more (a fresh swarm
-    // is spawned), or answer "try again".
-    if (retries_ > 0) {
-      bump(p_->sh->rerouted);
-      dispatch_announce(std::move(p_), std::move(announce), retries_ - 1);
-    } else {
-      settle_failure(p_);
-    }
-  }
-
-  void complete(const announce_result& r) override {
-    handled_ = true;
-    udp_pending& p = *p_;
-    if (p.settled.load(std::memory_order_relaxed)) {
-      return;  // timed out meanwhile: don't encode for nothing
-    }
+  void on_result(const announce_result& r) override {
     std::string buf;
     if (!r.failure_reason.empty()) {
       // The swarm refuses this peer (banned client, abuse): an error packet,
       // never larger than the 98-byte announce.
       const std::string_view text(r.failure_reason);
-      encode_udp_error_response(buf, p.transaction, text.substr(0, max_announce_error_text));
-      settle(p_, std::move(buf), reply_kind::refused);
+      encode_udp_error_response(buf, to_->transaction, text.substr(0, max_announce_error_text));
+      send_back(to_, std::move(buf), reply_kind::refused);
       return;
     }
     // Only the requester's family: a v4 client cannot use v6 peers and a BEP
     // 15 reply has one peer size. (`own_family_only` asked the swarm for
     // that family only.)
-    const std::string& peers = p.v6_peers ? r.peers6 : r.peers4;
-    const std::size_t size = udp_peer_size(p.v6_peers);
-    const std::size_t cap = udp_max_peers_per_reply(p.v6_peers) * size;
+    const std::string& peers = to_->v6_peers ? r.peers6 : r.peers4;
+    const std::size_t size = udp_peer_size(to_->v6_peers);
+    const std::size_t cap = udp_max_peers_per_reply(to_->v6_peers) * size;
     const std::size_t len = std::min(cap, peers.size() - peers.size() % size);
     buf.reserve(len + 20);
-    encode_udp_announce_response(buf, p.transaction, r.interval, r.stats,
+    encode_udp_announce_response(buf, to_->transaction, r.interval, r.stats,
                                  std::string_view(peers).substr(0, len));
-    settle(p_, std::move(buf), reply_kind::announce);
+    send_back(to_, std::move(buf), reply_kind::announce);
   }
 
-  void fail() override {
-    handled_ = true;
-    settle_failure(p_);
-  }
+  void on_refusal(gateway_refusal why, std::int64_t) override { send_refusal(to_, why); }
 
  private:
-  pending_ptr p_;
-  int retries_;
-  bool handled_ = false;
+  return_ptr to_;
 };
 
-/// Routes `a` to its swarm with a ticket that may route `retries` more
-/// times. Any thread.
-void dispatch_announce(pending_ptr p, swarm_announce&& a, int retries) {
-  shared_state& sh = *p->sh;
-  if (p->settled.load()) {
-    return;  // timed out already
-  }
-  if (!sh.enter()) {
-    return;  // stop() settles it
-  }
-  caf::actor swarm = sh.dir.route(a.request.hash);
-  if (swarm) {
-    auto ticket = std::make_shared<udp_ticket>(std::move(a), p, retries);
-    caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(std::move(ticket)));
-  }
-  sh.leave();
-  if (!swarm) {
-    settle_failure(p);  // the directory is stopping
-  }
-}
-
-/// A scrape in flight: one slot per requested hash, filled by the swarms on
-/// their threads through `udp_scrape_ticket`s; whoever finishes last
-/// encodes the reply (in request order, duplicates kept) and settles.
-struct udp_scrape {
-  pending_ptr p;
-  std::vector<swarm_stats> stats;  ///< unknown hashes stay zero
-  std::atomic<std::size_t> remaining{0};
-
-  /// One slot is done (acq_rel: the last one sees every slot's write).
-  void done_one() {
-    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::string buf;
-      encode_udp_scrape_response(buf, p->transaction, stats.data(), stats.size());
-      settle(p, std::move(buf), reply_kind::scrape);
-    }
-  }
-};
-
-/// One known hash of a scrape, as its swarm receives it.
-class udp_scrape_ticket final : public scrape_ticket {
+/// One scrape's reply: every requested hash in request order (duplicates
+/// kept); refused and unknown torrents count zeros (a BEP 15 scrape reply
+/// is positional, nothing can be left out).
+class udp_scrape_reply final : public scrape_reply {
  public:
-  udp_scrape_ticket(std::shared_ptr<udp_scrape> s, std::size_t slot)
-      : s_(std::move(s)), slot_(slot) {}
-  /// Answered or not: a swarm that ended before reading it was empty, so
-  /// its slot keeps zeros.
-  ~udp_scrape_ticket() override { s_->done_one(); }
-  void complete(const swarm_stats& st) override { s_->stats[slot_] = st; }
+  explicit udp_scrape_reply(return_ptr to) : to_(std::move(to)) {}
+
+  void on_result(std::vector<scrape_answer>&& answers) override {
+    std::vector<swarm_stats> stats(answers.size());
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      if (answers[i].served) stats[i] = answers[i].stats;
+    }
+    std::string buf;
+    encode_udp_scrape_response(buf, to_->transaction, stats.data(), stats.size());
+    send_back(to_, std::move(buf), reply_kind::scrape);
+  }
+
+  void on_refusal(gateway_refusal why, std::int64_t) override { send_refusal(to_, why); }
 
  private:
-  std::shared_ptr<udp_scrape> s_;
-  std::size_t slot_;
+  return_ptr to_;
 };
-
-/// Sends one ticket per known hash of `hashes` to its swarm. Worker thread.
-void dispatch_scrape(pending_ptr p, const std::vector<info_hash>& hashes) {
-  shared_state& sh = *p->sh;
-  auto sc = std::make_shared<udp_scrape>();
-  sc->p = std::move(p);
-  sc->stats.resize(hashes.size());
-  // +1: held while sending, so no ticket can finish the scrape early.
-  sc->remaining.store(1, std::memory_order_relaxed);
-  if (sh.enter()) {
-    for (std::size_t i = 0; i < hashes.size(); ++i) {
-      // A hash the access list refuses counts zero, like an unknown one.
-      if (sh.cfg.access && !sh.cfg.access->allowed(hashes[i])) {
-        sh.cfg.access->refused_udp_scrapes.fetch_add(1, std::memory_order_relaxed);
-        continue;
-      }
-      // find(), not route(): a scrape of an unknown torrent creates nothing.
-      if (caf::actor swarm = sh.dir.find(hashes[i])) {
-        sc->remaining.fetch_add(1, std::memory_order_relaxed);
-        caf::anon_send(swarm, scrape_atom::value,
-                       scrape_ticket_ptr(std::make_shared<udp_scrape_ticket>(sc, i)));
-      }
-    }
-    sh.leave();
-  }
-  sc->done_one();
-}
 
 }  // namespace udp_detail
 }  // namespace sk
@@ -416,8 +319,8 @@ void dispatch_scrape(pending_ptr p, const std::vector<info_hash>& hashes) {
 
 namespace sk {
 
-using udp_detail::pending_ptr;
-using udp_detail::udp_pending;
+using udp_detail::return_ptr;
+using udp_detail::udp_return;
 
 /// One socket worker: a thread running an io_context that owns one socket
 /// per listening address. Everything but the atomics is touched only on
@@ -490,16 +393,15 @@ struct udp_server::worker {
   std::vector<udp_detail::udp_reply> draining;
   std::vector<mmsghdr> mm;
   std::vector<iovec> iov;
-  /// Every request handed to CAF, in admission order (same timeout for all,
-  /// so the front expires first). Settled entries are popped from the front.
-  std::deque<pending_ptr> pending;
+  /// This worker's lane of the gateway.
+  std::size_t lane = 0;
   std::chrono::milliseconds tick{1000};
   /// When the current recvmmsg round was read (one clock read per round).
   std::chrono::steady_clock::time_point round_received{};
   /// Announce latency of this worker (written on its thread only).
   latency_histogram latency;
 
-  std::atomic<std::size_t>& in_flight() const noexcept { return shared->in_flight[index]; }
+  std::size_t in_flight() const noexcept { return shared->gw.in_flight(lane); }
 
   void arm(std::size_t i) {
     socket_slot& s = *sockets[i];
@@ -576,10 +478,7 @@ struct udp_server::worker {
       box.drain_posted = false;
     }
     for (udp_detail::udp_reply& r : draining) {
-      if (r.p->claim()) {
-        r.p->release();
-        sends.push_back(send_item{&r.p->to, r.p->to_len, r.bytes, r.kind, r.p->received});
-      }
+      sends.push_back(send_item{&r.to->to, r.to->to_len, r.bytes, r.kind, r.to->received});
     }
   }
 
@@ -691,67 +590,29 @@ struct udp_server::worker {
       queue(from, scratch, reply_kind::connect);
       return;
     }
-    if (request.action == udp_action::announce && shared->cfg.access &&
-        !shared->cfg.access->allowed(request.announce.request.hash)) {
-      // Before routing: a refused hash never spawns a swarm.
-      shared->cfg.access->refused_udp_announces.fetch_add(1, std::memory_order_relaxed);
-      scratch.clear();
-      encode_udp_error_response(scratch, request.transaction, access_refused_text);
-      queue(from, scratch, reply_kind::denied, round_received);
-      return;
-    }
-    if (in_flight().load(std::memory_order_relaxed) >= shared->cfg.max_in_flight) {
-      bump(shared->dropped_overload);
-      return;
-    }
-    auto p = std::make_shared<udp_pending>();
-    p->sh = shared;
-    p->worker = index;
-    p->to = from;
-    p->to_len = address_length(from);
-    p->transaction = request.transaction;
-    p->v6_peers = client.ip.v6;
+    auto to = std::make_shared<udp_return>();
+    to->sh = shared;
+    to->worker = index;
+    to->to = from;
+    to->to_len = address_length(from);
+    to->transaction = request.transaction;
+    to->v6_peers = client.ip.v6;
     if (request.action == udp_action::announce) {
-      p->received = round_received;
-    }
-    p->deadline = std::chrono::steady_clock::now() + shared->cfg.request_timeout;
-    in_flight().fetch_add(1, std::memory_order_relaxed);
-    pending.push_back(p);
-    if (request.action == udp_action::announce) {
-      announce_request& a = request.announce.request;
-      swarm_announce sa;
-      sa.peer.ip = shared->cfg.trust_ip_field && a.claimed_ip ? *a.claimed_ip : client.ip;
-      sa.peer.port = a.port;
-      sa.own_family_only = true;
-      sa.request = std::move(a);
-      udp_detail::dispatch_announce(std::move(p), std::move(sa), 1);
+      to->received = round_received;
+      shared->gw.announce(lane, transport::udp, std::move(request.announce.request), client.ip,
+                          true, std::make_shared<udp_detail::udp_announce_reply>(std::move(to)));
     } else {
-      udp_detail::dispatch_scrape(std::move(p), request.scrape_hashes);
+      shared->gw.scrape(lane, transport::udp, request.scrape_hashes,
+                        std::make_shared<udp_detail::udp_scrape_reply>(std::move(to)));
     }
   }
 
-  /// Forgets settled requests at the front (most settle within microseconds,
-  /// so the deque stays short).
-  void prune() {
-    while (!pending.empty() && pending.front()->settled.load(std::memory_order_relaxed)) {
-      pending.pop_front();
-    }
-  }
+  /// Forgets answered requests at the front of the lane (most are answered
+  /// within microseconds, so it stays short).
+  void prune() { shared->gw.sweep(lane, std::chrono::steady_clock::time_point{}); }
 
-  /// Answers every request past its deadline with "try again later".
-  void expire() {
-    const auto now = std::chrono::steady_clock::now();
-    while (!pending.empty()) {
-      const udp_pending& p = *pending.front();
-      if (!p.settled.load() && p.deadline > now) {
-        break;
-      }
-      if (!p.settled.load()) {
-        udp_detail::settle_failure(pending.front());
-      }
-      pending.pop_front();
-    }
-  }
+  /// Answers every request past its deadline ("try again later").
+  void expire() { shared->gw.sweep(lane, std::chrono::steady_clock::now()); }
 
   void start_timer() {
     timer.expires_after(tick);
@@ -813,13 +674,32 @@ std::string udp_config::validate() const {
   return {};
 }
 
+gateway_config udp_server::gateway_config_of(const udp_config& cfg) {
+  gateway_config g;
+  g.request_timeout = cfg.request_timeout;
+  g.max_in_flight = cfg.max_in_flight;
+  g.trust_claimed_ip[static_cast<std::size_t>(transport::udp)] = cfg.trust_ip_field;
+  g.access = cfg.access;
+  return g;
+}
+
 udp_server::udp_server(caf::actor_system& sys, swarm_directory& dir, const udp_config& cfg,
                        clock_function clock)
     : sys_(sys) {
   if (auto problem = cfg.validate(); !problem.empty()) {
     throw std::invalid_argument(problem);
   }
-  shared_ = std::make_shared<shared_state>(cfg, std::move(clock), dir);
+  own_gateway_ = std::make_unique<gateway>(dir, gateway_config_of(cfg));
+  shared_ = std::make_shared<shared_state>(cfg, std::move(clock), *own_gateway_);
+}
+
+udp_server::udp_server(caf::actor_system& sys, gateway& gw, const udp_config& cfg,
+                       clock_function clock)
+    : sys_(sys) {
+  if (auto problem = cfg.validate(); !problem.empty()) {
+    throw std::invalid_argument(problem);
+  }
+  shared_ = std::make_shared<shared_state>(cfg, std::move(clock), gw);
 }
 
 udp_server::~udp_server() { stop(); }
@@ -842,10 +722,10 @@ void udp_server::start() {
   }
   std::uint16_t port = cfg.port;
   bool skip_v6 = false;
-  const auto tick = std::clamp<std::chrono::milliseconds>(
-      cfg.request_timeout / 5, std::chrono::milliseconds(1), std::chrono::milliseconds(1000));
+  const auto tick = shared_->gw.sweep_period();
   for (std::size_t k = 0; k < cfg.workers; ++k) {
     auto w = std::make_unique<worker>(shared_, k);
+    w->lane = shared_->first_lane + k;
     w->tick = tick;
     for (const auto& address : addresses) {
       if (address.is_v6() && skip_v6) {
@@ -941,8 +821,9 @@ void udp_server::stop(std::chrono::milliseconds drain) {
   while (in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  // 3. Close: from here nothing sends or routes. Wait for sections already
-  //    inside (a swarm thread in the middle of a send).
+  // 3. Close: from here nothing is admitted or sent. Wait for sections
+  //    already inside (a swarm thread in the middle of a send).
+  for (auto& w : workers_) shared_->gw.close_lane(w->lane);
   shared_->closed.store(true);
   while (shared_->active.load() != 0) {
     std::this_thread::yield();
@@ -957,14 +838,9 @@ void udp_server::stop(std::chrono::milliseconds drain) {
     if (w->thread.joinable()) {
       w->thread.join();
     }
-    // 5. Whatever is still unsettled is dropped: settle it here, once.
-    for (const pending_ptr& p : w->pending) {
-      if (p->claim()) {
-        bump(shared_->dropped_shutdown);
-        p->release();
-      }
-    }
-    w->pending.clear();
+    // 5. Whatever is still unanswered is dropped: the gateway settles it
+    //    here, once (counted as dropped_shutdown).
+    shared_->gw.abandon(w->lane);
     for (auto& s : w->sockets) {
       boost::system::error_code ignored;
       s->socket.close(ignored);
@@ -974,8 +850,8 @@ void udp_server::stop(std::chrono::milliseconds drain) {
 
 std::size_t udp_server::in_flight() const noexcept {
   std::size_t n = 0;
-  for (std::size_t k = 0; k < workers_.size(); ++k) {
-    n += shared_->in_flight[k].load(std::memory_order_relaxed);
+  for (const auto& w : workers_) {
+    n += w->in_flight();
   }
   return n;
 }
@@ -996,7 +872,7 @@ udp_counters udp_server::counters() const noexcept {
   c.refused = get(s.refused);
   c.denied = get(s.denied);
   c.swarm_failures = get(s.swarm_failures);
-  c.rerouted = get(s.rerouted);
+  c.rerouted = s.gw.counters(transport::udp).rerouted;
   c.dropped_malformed = get(s.dropped_malformed);
   c.dropped_source_port_zero = get(s.dropped_source_port_zero);
   c.dropped_overload = get(s.dropped_overload);

@@ -8,34 +8,28 @@
 ///     accept_udp_request per datagram
 ///     drop ........................ count
 ///     reply_error / connect ....... queued for this round's sendmmsg
-///     announce ── route() in the directory ── anon_send(swarm, ticket) ──▶ swarm
-///                                           handles it, encodes the BEP 15
-///     sendmmsg ◀── outbox k ◀─────────────── reply, queues it (one post per burst)
-///     scrape ──── find() per hash ── anon_send(swarm, ticket) per known hash
-///                  the last swarm to fill its slot encodes the reply ──▶ outbox k
-///   timer: answers requests past `request_timeout` with "try again later"
+///     announce / scrape ── gateway (lane k: access list, trusted address,
+///                          admission, routing, deadline, one retry) ──▶ swarms
+///                                         the swarm's thread encodes the BEP 15
+///     sendmmsg ◀── outbox k ◀──────────── reply and queues it (one post per burst)
+///   timer: gateway.sweep(lane k) answers requests past the deadline
 ///
-/// Why no network actor sits in between: measured against opentracker with
-/// bench/udp, a hop through a per-worker helper actor (request to the swarm,
-/// response back, post to the worker) cost a response message and the
-/// helper's bookkeeping per request; handing the swarm a ticket that encodes
-/// the reply on the swarm's thread removes both. The replies still return to
+/// Why the swarm encodes the reply and no actor sits in between: measured
+/// against opentracker with bench/udp, a hop through a per-worker helper
+/// actor (request to the swarm, response back, post to the worker) cost a
+/// response message and the helper's bookkeeping per request; a ticket the
+/// swarm answers on its own thread removes both. The replies still return to
 /// the worker: sending each from the swarm thread right away was measured
 /// slower (every sendto woke the client separately), while the outbox lets a
 /// burst leave in one sendmmsg. Figures in bench/udp/README.md. Every swarm is
 /// still one actor that alone touches its peers.
 ///
-/// Exactly-once accounting: every announce/scrape handed to CAF is a
-/// `pending` record whose state is settled once by whoever gets there first
-/// (the swarm's reply, the timeout sweep, or stop()), which also decrements
-/// the in-flight count and bumps one counter. A ticket destroyed unanswered
-/// (its swarm ended between routing and delivery) routes once more.
-///
-/// The I/O thread never waits for CAF: it only enqueues into mailboxes. Sends
-/// never block: a full socket buffer drops that reply and counts it. Each
-/// worker admits at most `max_in_flight` announces/scrapes waiting for
-/// swarms; beyond that it drops (and counts) them, so a slow swarm costs
-/// bounded memory.
+/// Exactly once: the gateway settles each request once (swarm, deadline or
+/// stop()); a reply that reaches the outbox is sent unless the server closed.
+/// The I/O thread never waits for CAF. Sends never block: a full socket
+/// buffer drops that reply and counts it. What the gateway refuses becomes an
+/// error packet no larger than the request, except an overload (admission
+/// full) and a shutdown, which are dropped and counted.
 
 #include <atomic>
 #include <chrono>
@@ -48,6 +42,7 @@
 
 #include <caf/all.hpp>
 
+#include "net/gateway.hpp"
 #include "net/latency_histogram.hpp"
 #include "protocol/announce.hpp"
 
@@ -104,7 +99,7 @@ struct udp_counters {
   std::uint64_t refused = 0;  ///< ... of those: announce refused by its swarm (ban, abuse)
   std::uint64_t denied = 0;   ///< ... of those: announce refused by the access list
   std::uint64_t swarm_failures = 0;     ///< swarm timeout / unavailable (answered with an error)
-  std::uint64_t rerouted = 0;  ///< announces routed again: their swarm ended before reading them
+  std::uint64_t rerouted = 0;  ///< announces routed again (the gateway's count for UDP)
   std::uint64_t dropped_malformed = 0;  ///< parser said drop (no transaction id, ...)
   std::uint64_t dropped_source_port_zero = 0;  ///< source port 0: nowhere to answer
   std::uint64_t dropped_overload = 0;          ///< over `max_in_flight`
@@ -125,8 +120,12 @@ class udp_server {
   /// Time source for connection ids: steady_clock unless a test injects one.
   using clock_function = std::function<std::chrono::steady_clock::time_point()>;
 
-  /// Throws `std::invalid_argument` with `cfg.validate()`'s message (or a
-  /// malformed key). `sys` and `dir` must outlive `stop()`.
+  /// Serves through `gw` (the daemon's one gateway, shared with HTTP), which
+  /// must outlive the server. Throws `std::invalid_argument` with
+  /// `cfg.validate()`'s message (or a malformed key).
+  udp_server(caf::actor_system& sys, gateway& gw, const udp_config& cfg, clock_function clock = {});
+  /// The same with a gateway of its own to `dir` (built from `cfg`'s
+  /// timeout, admission, trusted-address and access settings): tests.
   udp_server(caf::actor_system& sys, swarm_directory& dir, const udp_config& cfg,
              clock_function clock = {});
   /// Calls `stop()`.
@@ -164,7 +163,11 @@ class udp_server {
   struct worker;
 
  private:
+  /// `cfg`'s gateway settings (see the second constructor).
+  static gateway_config gateway_config_of(const udp_config& cfg);
+
   caf::actor_system& sys_;
+  std::unique_ptr<gateway> own_gateway_;
   /// Shared with every request in flight (tickets may outlive the server
   /// object's stop(); after it they only see `closed`).
   std::shared_ptr<shared_state> shared_;

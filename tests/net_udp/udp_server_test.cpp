@@ -834,7 +834,7 @@ TEST_F(udp_server_test, stop_past_the_drain_deadline_accounts_for_every_request)
 namespace sk {
 namespace {
 
-TEST_F(udp_server_test, a_swarm_that_does_not_answer_in_time_gets_try_again_later) {
+TEST_F(udp_server_test, a_swarm_that_does_not_answer_in_time_gets_timed_out_retry_later) {
   udp_config cfg = base_config();
   cfg.request_timeout = 200ms;
   start(cfg);
@@ -848,7 +848,7 @@ TEST_F(udp_server_test, a_swarm_that_does_not_answer_in_time_gets_try_again_late
   ASSERT_EQ(parse_udp_response(*reply, false, r), udp_error::ok);
   EXPECT_EQ(r.action, udp_action::error);
   EXPECT_EQ(r.transaction, transaction_id{4242});
-  EXPECT_EQ(r.message, "try again later");
+  EXPECT_EQ(r.message, refusal_text(gateway_refusal::timeout));
   // Counted right after the send: the reply may arrive first.
   EXPECT_TRUE(wait_for([&] { return server_->counters().swarm_failures == 1U; }));
   EXPECT_EQ(server_->in_flight(), 0U);
@@ -871,7 +871,7 @@ TEST_F(udp_server_test, an_announce_to_a_swarm_that_just_ended_is_routed_again) 
   // The swarm is in the directory but gone (as after its idle ending, in the
   // moment before it erased its entry): the ticket is dropped unprocessed,
   // which routes once more; the directory still hands out the dead actor,
-  // so the second attempt answers "try again later" instead of hanging.
+  // so the second attempt answers "swarm busy" instead of hanging.
   caf::actor swarm = dir_->route(hash_of(0x62));
   caf::anon_send_exit(swarm, caf::exit_reason::kill);
   caf::scoped_actor waiter{*sys_};
@@ -881,7 +881,7 @@ TEST_F(udp_server_test, an_announce_to_a_swarm_that_just_ended_is_routed_again) 
   udp_response r;
   ASSERT_EQ(parse_udp_response(*reply, false, r), udp_error::ok);
   EXPECT_EQ(r.action, udp_action::error);
-  EXPECT_EQ(r.message, "try again later");
+  EXPECT_EQ(r.message, refusal_text(gateway_refusal::swarm_unavailable));
   EXPECT_EQ(server_->counters().rerouted, 1U);
   // Counted right after the send: the reply may arrive first.
   EXPECT_TRUE(wait_for([&] { return server_->counters().swarm_failures == 1U; }));

@@ -1,0 +1,450 @@
+#include "net/gateway.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/access_list.hpp"
+#include "actors/directory.hpp"
+
+namespace sk {
+
+std::string_view to_string(transport t) noexcept { return t == transport::udp ? "udp" : "http"; }
+
+std::string_view refusal_text(gateway_refusal r) noexcept {
+  switch (r) {
+    case gateway_refusal::denied:
+      return "torrent not allowed on this tracker";
+    case gateway_refusal::overloaded:
+      return "tracker busy, retry later";
+    case gateway_refusal::swarm_unavailable:
+      return "swarm busy, retry later";
+    case gateway_refusal::timeout:
+      return "timed out, retry later";
+    case gateway_refusal::shutting_down:
+      return "shutting down, retry later";
+  }
+  return "tracker busy, retry later";
+}
+
+std::string gateway_config::validate() const {
+  if (request_timeout.count() <= 0) return "request timeout must be positive";
+  if (max_in_flight == 0) return "max in flight must be at least 1";
+  if (retry_in_minutes < 1) return "retry in must be at least 1 minute";
+  return {};
+}
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
+  c.fetch_add(n, std::memory_order_relaxed);
+}
+
+struct atomic_counters {
+  std::atomic<std::uint64_t> announces{0};
+  std::atomic<std::uint64_t> announces_refused{0};
+  std::atomic<std::uint64_t> scrapes{0};
+  std::atomic<std::uint64_t> denied_announces{0};
+  std::atomic<std::uint64_t> denied_scrape_hashes{0};
+  std::atomic<std::uint64_t> overloaded{0};
+  std::atomic<std::uint64_t> timeouts{0};
+  std::atomic<std::uint64_t> unavailable{0};
+  std::atomic<std::uint64_t> shutting_down{0};
+  std::atomic<std::uint64_t> rerouted{0};
+};
+
+/// The directory as a locator.
+class directory_locator final : public swarm_locator {
+ public:
+  explicit directory_locator(swarm_directory& dir) : dir_(dir) {}
+  caf::actor route(const info_hash& h) override { return dir_.route(h); }
+  caf::actor find(const info_hash& h) override { return dir_.find(h); }
+
+ private:
+  swarm_directory& dir_;
+};
+
+}  // namespace
+
+/// One lane: the requests one transport thread admitted, in admission order.
+/// All requests share one timeout, so the front always expires first.
+///
+/// Answers from swarm threads enter the lane (`enter`); `abandon` closes it
+/// and waits until none is inside, so after it returns nothing answers a
+/// request of the lane any more (every one was answered, or is refused by
+/// it): a transport may then tear down what its replies point to.
+struct gateway_lane {
+  std::deque<std::shared_ptr<gateway_request>> pending;  ///< the lane's thread only
+  std::atomic<std::size_t> in_flight{0};
+  std::atomic<bool> closed{false};
+  std::atomic<int> active{0};
+
+  bool enter() noexcept {
+    active.fetch_add(1);
+    if (closed.load()) {
+      active.fetch_sub(1);
+      return false;
+    }
+    return true;
+  }
+  void leave() noexcept { active.fetch_sub(1); }
+};
+
+struct gateway::state {
+  state(swarm_locator& l, gateway_config c) : locator(l), cfg(std::move(c)) {}
+
+  swarm_locator& locator;
+  const gateway_config cfg;
+  /// Stable addresses: lanes are added before traffic, never removed.
+  std::deque<gateway_lane> lanes;
+  std::array<atomic_counters, transport_count> counters;
+
+  /// Set by the gateway's destructor: from then on nothing touches the
+  /// locator. `active` counts threads inside a section that may (see
+  /// `enter`); the destructor waits for 0 after setting `closed`.
+  std::atomic<bool> closed{false};
+  std::atomic<int> active{0};
+
+  bool enter() noexcept {
+    active.fetch_add(1);
+    if (closed.load()) {
+      active.fetch_sub(1);
+      return false;
+    }
+    return true;
+  }
+  void leave() noexcept { active.fetch_sub(1); }
+
+  atomic_counters& count(transport t) noexcept { return counters[static_cast<std::size_t>(t)]; }
+};
+
+/// What the tickets need of the requests' private bookkeeping.
+struct gateway_detail {
+  using state_ptr = std::shared_ptr<gateway::state>;
+
+  /// Settles `r` with a refusal if nobody answered it yet. On the lane's own
+  /// thread (sweep, abandon); swarm threads use `refuse_from_swarm`.
+  static void refuse(gateway::state& st, gateway_request& r, gateway_refusal why) {
+    if (!r.claim()) return;
+    release(st, r);
+    auto& c = st.count(r.via_);
+    switch (why) {
+      case gateway_refusal::denied:
+        break;
+      case gateway_refusal::overloaded:
+        bump(c.overloaded);
+        break;
+      case gateway_refusal::swarm_unavailable:
+        bump(c.unavailable);
+        break;
+      case gateway_refusal::timeout:
+        bump(c.timeouts);
+        break;
+      case gateway_refusal::shutting_down:
+        bump(c.shutting_down);
+        break;
+    }
+    r.on_refusal(why, retryable(why) ? st.cfg.retry_in_minutes : 0);
+  }
+
+  /// `refuse` from a swarm thread: only while the lane is open (a closed
+  /// lane's `abandon` refuses whatever is left).
+  static void refuse_from_swarm(gateway::state& st, gateway_request& r, gateway_refusal why) {
+    gateway_lane& l = st.lanes[r.lane_];
+    if (!l.enter()) return;
+    refuse(st, r, why);
+    l.leave();
+  }
+
+  /// Claims `r` for a swarm's answer and runs `answer` (swarm thread); false
+  /// when somebody else answered it or its lane closed.
+  template <class Answer>
+  static bool answer_from_swarm(gateway::state& st, gateway_request& r, Answer&& answer) {
+    gateway_lane& l = st.lanes[r.lane_];
+    if (!l.enter()) return false;
+    const bool mine = r.claim();
+    if (mine) {
+      release(st, r);
+      answer();
+    }
+    l.leave();
+    return mine;
+  }
+
+  static void release(gateway::state& st, gateway_request& r) noexcept {
+    st.lanes[r.lane_].in_flight.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  static bool claim(gateway_request& r) noexcept { return r.claim(); }
+  static bool settled(const gateway_request& r) noexcept {
+    return r.settled_.load(std::memory_order_acquire);
+  }
+
+  /// Admits `r` on its lane (deadline, in-flight count); false when the lane
+  /// is full or closed (then `r` was refused).
+  static bool admit(gateway::state& st, const std::shared_ptr<gateway_request>& r,
+                    std::size_t lane, transport via) {
+    r->via_ = via;
+    r->lane_ = lane;
+    gateway_lane& l = st.lanes[lane];
+    if (l.closed.load(std::memory_order_relaxed)) {
+      r->settled_.store(true, std::memory_order_relaxed);
+      bump(st.count(via).shutting_down);
+      r->on_refusal(gateway_refusal::shutting_down, st.cfg.retry_in_minutes);
+      return false;
+    }
+    if (l.in_flight.load(std::memory_order_relaxed) >= st.cfg.max_in_flight) {
+      r->settled_.store(true, std::memory_order_relaxed);
+      bump(st.count(via).overloaded);
+      r->on_refusal(gateway_refusal::overloaded, st.cfg.retry_in_minutes);
+      return false;
+    }
+    r->deadline_ = steady::now() + st.cfg.request_timeout;
+    l.in_flight.fetch_add(1, std::memory_order_relaxed);
+    l.pending.push_back(r);
+    return true;
+  }
+
+  static void dispatch_announce(state_ptr st, std::shared_ptr<announce_reply> r, swarm_announce&& a,
+                                int retries);
+};
+
+namespace {
+
+using state_ptr = gateway_detail::state_ptr;
+
+/// An announce as its swarm receives it: the swarm calls `complete()` on its
+/// thread, which hands the result to the request's reply right there.
+class gateway_ticket final : public announce_ticket {
+ public:
+  gateway_ticket(swarm_announce a, state_ptr st, std::shared_ptr<announce_reply> r, int retries)
+      : announce_ticket(std::move(a)), st_(std::move(st)), r_(std::move(r)), retries_(retries) {}
+
+  ~gateway_ticket() override {
+    if (handled_) return;
+    // Dropped unprocessed: the swarm ended (idle) between route() and
+    // delivery, or the system is stopping. Route once more (a fresh swarm
+    // is spawned), or give up.
+    if (retries_ > 0 && !gateway_detail::settled(*r_)) {
+      bump(st_->count(r_->via()).rerouted);
+      gateway_detail::dispatch_announce(std::move(st_), std::move(r_), std::move(announce),
+                                        retries_ - 1);
+    } else {
+      gateway_detail::refuse_from_swarm(*st_, *r_, gateway_refusal::swarm_unavailable);
+    }
+  }
+
+  void complete(const announce_result& res) override {
+    handled_ = true;
+    // Not claimed: timed out meanwhile, or the lane closed.
+    gateway_detail::answer_from_swarm(*st_, *r_, [&] {
+      if (!res.failure_reason.empty()) bump(st_->count(r_->via()).announces_refused);
+      r_->on_result(res);
+    });
+  }
+
+  void fail() override {
+    handled_ = true;
+    gateway_detail::refuse_from_swarm(*st_, *r_, gateway_refusal::swarm_unavailable);
+  }
+
+ private:
+  state_ptr st_;
+  std::shared_ptr<announce_reply> r_;
+  int retries_;
+  bool handled_ = false;
+};
+
+/// A scrape in flight: one slot per requested hash, filled by the swarms on
+/// their threads; whoever finishes last answers (acq_rel: the last one sees
+/// every slot's write).
+struct scrape_fanin {
+  state_ptr st;
+  std::shared_ptr<scrape_reply> r;
+  std::vector<scrape_answer> answers;
+  std::atomic<std::size_t> remaining{0};
+
+  void done_one() {
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    gateway_detail::answer_from_swarm(*st, *r, [&] { r->on_result(std::move(answers)); });
+  }
+};
+
+/// One known hash of a scrape, as its swarm receives it. Destroyed
+/// answered or not: a swarm that ended before reading it was empty, so its
+/// slot keeps zeros.
+class gateway_scrape_ticket final : public scrape_ticket {
+ public:
+  gateway_scrape_ticket(std::shared_ptr<scrape_fanin> f, std::size_t slot)
+      : f_(std::move(f)), slot_(slot) {}
+  ~gateway_scrape_ticket() override { f_->done_one(); }
+  void complete(const swarm_stats& st) override { f_->answers[slot_].stats = st; }
+
+ private:
+  std::shared_ptr<scrape_fanin> f_;
+  std::size_t slot_;
+};
+
+}  // namespace
+
+void gateway_detail::dispatch_announce(state_ptr st, std::shared_ptr<announce_reply> r,
+                                       swarm_announce&& a, int retries) {
+  if (settled(*r)) return;  // timed out already
+  if (!st->enter()) {
+    refuse_from_swarm(*st, *r, gateway_refusal::shutting_down);
+    return;
+  }
+  caf::actor swarm = st->locator.route(a.request.hash);
+  if (swarm) {
+    auto ticket = std::make_shared<gateway_ticket>(std::move(a), st, r, retries);
+    caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(std::move(ticket)));
+  }
+  st->leave();
+  if (!swarm) refuse_from_swarm(*st, *r, gateway_refusal::swarm_unavailable);
+}
+
+gateway::gateway(swarm_directory& dir, gateway_config cfg)
+    : own_locator_(std::make_unique<directory_locator>(dir)) {
+  state_ = std::make_shared<state>(*own_locator_, std::move(cfg));
+}
+
+gateway::gateway(swarm_locator& locator, gateway_config cfg)
+    : state_(std::make_shared<state>(locator, std::move(cfg))) {}
+
+gateway::~gateway() {
+  for (auto& l : state_->lanes) l.closed.store(true);
+  state_->closed.store(true);
+  while (state_->active.load() != 0) std::this_thread::yield();
+}
+
+std::size_t gateway::add_lanes(std::size_t n) {
+  const std::size_t first = state_->lanes.size();
+  for (std::size_t i = 0; i < n; ++i) state_->lanes.emplace_back();
+  return first;
+}
+
+std::size_t gateway::lanes() const noexcept { return state_->lanes.size(); }
+
+const gateway_config& gateway::config() const noexcept { return state_->cfg; }
+
+void gateway::announce(std::size_t lane, transport via, announce_request&& request,
+                       const ip_address& source, bool own_family_only,
+                       std::shared_ptr<announce_reply> reply) {
+  state& st = *state_;
+  auto& c = st.count(via);
+  // Before routing: a refused hash never reaches the directory, so it never
+  // spawns a swarm. Mode off: one relaxed load.
+  if (st.cfg.access && !st.cfg.access->allowed(request.hash)) {
+    bump(c.denied_announces);
+    (via == transport::udp ? st.cfg.access->refused_udp_announces
+                           : st.cfg.access->refused_http_announces)
+        .fetch_add(1, std::memory_order_relaxed);
+    reply->via_ = via;
+    reply->settled_.store(true, std::memory_order_relaxed);
+    reply->on_refusal(gateway_refusal::denied, 0);
+    return;
+  }
+  if (!gateway_detail::admit(st, reply, lane, via)) return;
+  bump(c.announces);
+  swarm_announce a;
+  const bool trusted = st.cfg.trust_claimed_ip[static_cast<std::size_t>(via)];
+  a.peer.ip = trusted && request.claimed_ip ? *request.claimed_ip : source;
+  a.peer.port = request.port;
+  a.own_family_only = own_family_only;
+  a.request = std::move(request);
+  gateway_detail::dispatch_announce(state_, std::move(reply), std::move(a), 1);
+}
+
+void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> hashes,
+                     std::shared_ptr<scrape_reply> reply) {
+  state& st = *state_;
+  if (!gateway_detail::admit(st, reply, lane, via)) return;
+  bump(st.count(via).scrapes);
+  auto f = std::make_shared<scrape_fanin>();
+  f->st = state_;
+  f->r = std::move(reply);
+  f->answers.resize(hashes.size());
+  // +1: held while sending, so no ticket can finish the scrape early.
+  f->remaining.store(1, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < hashes.size(); ++i) f->answers[i].hash = hashes[i];
+  if (st.enter()) {
+    for (std::size_t i = 0; i < hashes.size(); ++i) {
+      // A hash the access list refuses is answered as not served.
+      if (st.cfg.access && !st.cfg.access->allowed(hashes[i])) {
+        f->answers[i].served = false;
+        bump(st.count(via).denied_scrape_hashes);
+        (via == transport::udp ? st.cfg.access->refused_udp_scrapes
+                               : st.cfg.access->refused_http_scrapes)
+            .fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      // find(), not route(): scraping an unknown torrent must not create a
+      // swarm (anyone could fill the directory with scrapes of random hashes).
+      if (caf::actor swarm = st.locator.find(hashes[i])) {
+        f->remaining.fetch_add(1, std::memory_order_relaxed);
+        caf::anon_send(swarm, scrape_atom::value,
+                       scrape_ticket_ptr(std::make_shared<gateway_scrape_ticket>(f, i)));
+      }
+    }
+    st.leave();
+  }
+  f->done_one();
+}
+
+void gateway::sweep(std::size_t lane, std::chrono::steady_clock::time_point now) {
+  gateway_lane& l = state_->lanes[lane];
+  while (!l.pending.empty()) {
+    gateway_request& r = *l.pending.front();
+    if (!gateway_detail::settled(r)) {
+      if (r.deadline_ > now) break;
+      gateway_detail::refuse(*state_, r, gateway_refusal::timeout);
+    }
+    l.pending.pop_front();
+  }
+}
+
+std::chrono::milliseconds gateway::sweep_period() const noexcept {
+  return std::clamp<std::chrono::milliseconds>(state_->cfg.request_timeout / 5,
+                                               std::chrono::milliseconds(1),
+                                               std::chrono::milliseconds(1000));
+}
+
+std::size_t gateway::in_flight(std::size_t lane) const noexcept {
+  return state_->lanes[lane].in_flight.load(std::memory_order_relaxed);
+}
+
+void gateway::close_lane(std::size_t lane) noexcept {
+  state_->lanes[lane].closed.store(true, std::memory_order_relaxed);
+}
+
+void gateway::abandon(std::size_t lane) {
+  gateway_lane& l = state_->lanes[lane];
+  l.closed.store(true);
+  while (l.active.load() != 0) std::this_thread::yield();
+  for (auto& r : l.pending) gateway_detail::refuse(*state_, *r, gateway_refusal::shutting_down);
+  l.pending.clear();
+}
+
+gateway_counters gateway::counters(transport via) const noexcept {
+  const auto& c = state_->counters[static_cast<std::size_t>(via)];
+  auto ld = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  gateway_counters out;
+  out.announces = ld(c.announces);
+  out.announces_refused = ld(c.announces_refused);
+  out.scrapes = ld(c.scrapes);
+  out.denied_announces = ld(c.denied_announces);
+  out.denied_scrape_hashes = ld(c.denied_scrape_hashes);
+  out.overloaded = ld(c.overloaded);
+  out.timeouts = ld(c.timeouts);
+  out.unavailable = ld(c.unavailable);
+  out.shutting_down = ld(c.shutting_down);
+  out.rerouted = ld(c.rerouted);
+  return out;
+}
+
+}  // namespace sk

@@ -1,0 +1,228 @@
+#pragma once
+/// The one door: every announce and scrape, from either transport, goes
+/// through `gateway`, which does everything that does not depend on the
+/// transport exactly once.
+///
+///   transport, I/O thread k                gateway (same thread)            swarm actor
+///   ─────────────────────────             ───────────────────────          ─────────────────
+///   read, parse in protocol/ ──▶ announce(lane k, transport, request, source address, reply)
+///                                  access list ─refused─▶ reply.on_refusal(denied)
+///                                  trusted address (the `ip` the client claims, per transport)
+///                                  admission (lane k's requests in flight) ─full─▶ overloaded
+///                                  route through the directory ─ ticket ──────▶ swarm_core::announce
+///                                                                reply.on_result(r) ◀──┘ (swarm thread)
+///   timer on thread k ──▶ sweep(lane k): overdue ─▶ reply.on_refusal(timeout, retry in)
+///   a ticket dropped unread (its swarm ended between routing and delivery)
+///   is routed once more; then swarm_unavailable.
+///
+/// Exactly once: each request is a `gateway_request` (the transport's reply
+/// object derives from it) whose answer is claimed by whoever gets there
+/// first — the swarm, the deadline sweep, or the lane's close — and only
+/// that one calls `on_result` / `on_refusal`. The transport then encodes and
+/// writes; it never waits for an actor, and the gateway never blocks.
+///
+/// Why tickets (the swarm answers by calling the request's reply on its own
+/// thread) rather than a request/response through a network actor: measured
+/// on the UDP path (bench/udp), the response message and the helper actor's
+/// bookkeeping were most of the hand-over's cost.
+///
+/// Threads: `announce`, `scrape`, `sweep`, `close_lane` and `abandon` of lane
+/// k are called from one thread at a time (the transport's thread for that
+/// lane); `on_result` / `on_refusal` run on swarm threads or on that thread.
+/// Counters may be read from anywhere.
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "actors/messages.hpp"
+#include "protocol/announce.hpp"
+#include "protocol/reply.hpp"
+
+namespace sk {
+
+class access_control;
+class swarm_directory;
+
+/// The transport a request came in on (counters, the trusted-address rule).
+enum class transport : std::uint8_t { http = 0, udp = 1 };
+constexpr std::size_t transport_count = 2;
+std::string_view to_string(transport t) noexcept;
+
+/// Why the gateway answers a request itself instead of a swarm.
+enum class gateway_refusal : std::uint8_t {
+  denied,             ///< the access list refuses the torrent
+  overloaded,         ///< the lane has `max_in_flight` requests waiting for swarms
+  swarm_unavailable,  ///< its swarm ended twice in a row, or none could be had
+  timeout,            ///< no answer within `request_timeout`
+  shutting_down,      ///< the lane or the tracker is stopping
+};
+
+/// The refusal texts, written once for both transports. Each retryable one
+/// fits in a UDP error packet no larger than the smallest request that can
+/// get it (a one-hash scrape, 36 bytes: at most 28 characters); `denied`
+/// answers announces only (98 bytes).
+std::string_view refusal_text(gateway_refusal r) noexcept;
+
+/// Whether a client should retry (everything but `denied`): sent with
+/// `gateway_config::retry_in_minutes` as BEP 31 `retry in`.
+constexpr bool retryable(gateway_refusal r) noexcept { return r != gateway_refusal::denied; }
+
+/// Where the gateway finds swarms: `swarm_directory` in the daemon (the one
+/// place that decides who owns a swarm), fakes in tests.
+class swarm_locator {
+ public:
+  virtual ~swarm_locator() = default;
+  /// The owner of `h`, created on a miss; invalid when none can be had.
+  virtual caf::actor route(const info_hash& h) = 0;
+  /// The owner of `h` if it exists (scrapes must not create swarms).
+  virtual caf::actor find(const info_hash& h) = 0;
+};
+
+/// Settings of the gateway (what used to be spread over the HTTP and UDP
+/// sections).
+struct gateway_config {
+  /// How long a request may wait for its swarm before it is answered with
+  /// `timeout`. Checked by `sweep`, so a request fails between this and
+  /// this plus one sweep period.
+  std::chrono::milliseconds request_timeout{5000};
+  /// BEP 31 `retry in` minutes sent with a retryable refusal.
+  std::int64_t retry_in_minutes = 1;
+  /// Requests one lane may have waiting for swarms; more are `overloaded`.
+  std::size_t max_in_flight = 4096;
+  /// Per transport: believe the address a client claims for itself (HTTP's
+  /// `ip` parameter, the UDP announce's IPv4 field). Off by default: a
+  /// client naming any address could point a swarm at a victim.
+  std::array<bool, transport_count> trust_claimed_ip{};
+  /// The node's info_hash access list (null: every hash is served). Checked
+  /// before routing, so a refused hash never spawns a swarm.
+  std::shared_ptr<access_control> access;
+
+  /// Empty when usable, else one sentence naming the first bad field.
+  std::string validate() const;
+};
+
+/// Per-transport counters, exact each on its own (relaxed atomics).
+struct gateway_counters {
+  std::uint64_t announces = 0;          ///< announces admitted (handed to a swarm)
+  std::uint64_t announces_refused = 0;  ///< ... answered with a swarm's failure reason
+  std::uint64_t scrapes = 0;            ///< scrapes admitted
+  std::uint64_t denied_announces = 0;   ///< refused by the access list
+  std::uint64_t denied_scrape_hashes = 0;
+  std::uint64_t overloaded = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t unavailable = 0;  ///< swarm_unavailable
+  std::uint64_t shutting_down = 0;
+  std::uint64_t rerouted = 0;  ///< announces routed again: their swarm ended before reading them
+};
+
+/// One request in flight. Transports derive their reply objects from it;
+/// the gateway keeps the bookkeeping here (one allocation per request).
+class gateway_request {
+ public:
+  virtual ~gateway_request() = default;
+  /// The gateway's own answer; `retry_in_minutes` is 0 when not retryable.
+  /// Any thread; called at most once, and never after `on_result`.
+  virtual void on_refusal(gateway_refusal why, std::int64_t retry_in_minutes) = 0;
+
+  transport via() const noexcept { return via_; }
+
+ private:
+  friend class gateway;
+  friend struct gateway_detail;
+  /// Claims the right to answer: exactly one caller ever gets true.
+  bool claim() noexcept {
+    bool expected = false;
+    return settled_.compare_exchange_strong(expected, true, std::memory_order_acq_rel);
+  }
+  std::atomic<bool> settled_{false};
+  transport via_ = transport::http;
+  std::size_t lane_ = 0;
+  std::chrono::steady_clock::time_point deadline_{};
+};
+
+/// The reply channel of one announce.
+class announce_reply : public gateway_request {
+ public:
+  /// The swarm's answer, on the swarm's thread (`r` is valid during the
+  /// call only; a refusal by the swarm is `r.failure_reason`).
+  virtual void on_result(const announce_result& r) = 0;
+};
+
+/// One hash of a scrape as the gateway answers it.
+struct scrape_answer {
+  info_hash hash;
+  swarm_stats stats;  ///< zeros for an unknown torrent
+  /// False: the access list refuses the torrent (HTTP leaves it out, UDP's
+  /// positional reply counts zeros).
+  bool served = true;
+};
+
+/// The reply channel of one scrape.
+class scrape_reply : public gateway_request {
+ public:
+  /// One answer per requested hash, in request order (any thread).
+  virtual void on_result(std::vector<scrape_answer>&& answers) = 0;
+};
+
+/// The gateway. Construct before the transports and destroy after them.
+class gateway {
+ public:
+  /// `dir` (or `locator`) must outlive the gateway.
+  gateway(swarm_directory& dir, gateway_config cfg);
+  gateway(swarm_locator& locator, gateway_config cfg);
+  /// Closes every lane; tickets still in swarm mailboxes never touch the
+  /// locator afterwards.
+  ~gateway();
+  gateway(const gateway&) = delete;
+  gateway& operator=(const gateway&) = delete;
+
+  /// Adds `n` lanes and returns the index of the first; call before any
+  /// traffic (transports do it when they are constructed).
+  std::size_t add_lanes(std::size_t n);
+  std::size_t lanes() const noexcept;
+
+  /// Takes one announce from lane `lane`. `source` is the address the
+  /// transport saw (the socket peer, or the client a trusted proxy names);
+  /// `own_family_only`: only peers of the requester's family are useful to it.
+  void announce(std::size_t lane, transport via, announce_request&& request,
+                const ip_address& source, bool own_family_only,
+                std::shared_ptr<announce_reply> reply);
+  /// Takes one scrape: one answer per hash, in the given order (duplicates
+  /// kept). Never creates a swarm.
+  void scrape(std::size_t lane, transport via, std::vector<info_hash> hashes,
+              std::shared_ptr<scrape_reply> reply);
+
+  /// Answers lane `lane`'s requests past their deadline with `timeout` and
+  /// forgets answered ones. Call every `sweep_period()` from the lane's thread.
+  void sweep(std::size_t lane, std::chrono::steady_clock::time_point now);
+  std::chrono::milliseconds sweep_period() const noexcept;
+
+  /// Requests of lane `lane` waiting for swarms (any thread).
+  std::size_t in_flight(std::size_t lane) const noexcept;
+  /// Refuses every new request of the lane with `shutting_down`.
+  void close_lane(std::size_t lane) noexcept;
+  /// Answers every request of the lane still waiting with `shutting_down`
+  /// (after the lane's thread stopped, or on it).
+  void abandon(std::size_t lane);
+
+  gateway_counters counters(transport via) const noexcept;
+  const gateway_config& config() const noexcept;
+
+  /// Implementation (gateway.cpp); public so its helpers can name it.
+  struct state;
+
+ private:
+  std::shared_ptr<state> state_;
+  std::unique_ptr<swarm_locator> own_locator_;
+};
+
+}  // namespace sk
