@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when a layer includes something it may not (ARCHITECTURE.md):
+# Fails when a layer includes something it may not (docs/ARCHITECTURE.md):
 # protocol/ is pure C++17; actors/ may not reach net/ or app/; net/ not app/.
 set -u
 root=${1:-$(dirname "$0")/..}
