@@ -94,7 +94,7 @@ std::vector<std::string> scenario_names() {
   return {"steady",         "flash-crowd",    "heterogeneous",
           "unreachable-30", "unreachable-50", "unreachable-70",
           "unreachable-50-small", "seeders-leave", "free-riders",
-          "partial-seeds"};
+          "partial-seeds", "partial-seeds-no-paused"};
 }
 
 std::optional<scenario> make_scenario(const std::string& name) {
@@ -222,6 +222,18 @@ const std::vector<metric_def>& metric_defs() {
       {"unhealthy_share",
        [](const R& m, const X&) {
          return m.health_ticks ? double(m.unhealthy_ticks) / m.health_ticks : -1.0;
+       },
+       false},
+      {"leave_early_share",
+       [](const R& m, const X&) {
+         return m.health_ticks ? double(m.leave_early_ticks) / m.health_ticks : -1.0;
+       },
+       false},
+      {"remediation_starts", [](const R& m, const X&) { return double(m.remediation_starts); },
+       false},
+      {"seeding_remediation",
+       [](const R& m, const X&) {
+         return (m.remediation_reasons & seeding_alarm_reasons) != 0 ? 1.0 : 0.0;
        },
        false},
       {"seeding_alarm",

@@ -24,7 +24,8 @@ std::optional<scenario> make_scenario(const std::string& name);
 /// Health reasons that counting partial seeds as leechers (or as stalled
 /// ones) would raise: no / few seeders, stalled leechers, low completion
 /// rate, flash crowd. The `seeding_alarm` metric is 1 for a run with any
-/// degraded or critical report giving one of them in the measured span.
+/// degraded or critical report giving one of them in the measured span,
+/// `seeding_remediation` for a run where a remediation started for one.
 constexpr std::uint32_t seeding_alarm_reasons = reason_no_seeders | reason_few_seeders |
                                                 reason_stalled_leechers |
                                                 reason_low_completion_rate | reason_flash_crowd;

@@ -31,7 +31,29 @@ EXTRA = {
     "unreachable-50-small": [("unreachable_median_s", "unreachable median", True)],
     "free-riders": [("compliant_median_s", "compliant median", True),
                     ("compliant_vs_no_freeriders", "compliant vs no free-riders", True)],
+    "partial-seeds": [("partial_median_s", "partial seeds' median", True),
+                      ("partial_fraction_completed", "partial seeds done", False),
+                      ("announces", "announces", True),
+                      ("remediation_actions", "remediation actions", True),
+                      ("unhealthy_share", "unhealthy ticks", True),
+                      ("seeding_alarm", "seeding alarm", True)],
+    "partial-seeds-no-paused": [("partial_median_s", "partial seeds' median", True),
+                                ("announces", "announces", True),
+                                ("remediation_actions", "remediation actions", True),
+                                ("unhealthy_share", "unhealthy ticks", True),
+                                ("seeding_alarm", "seeding alarm", True)],
 }
+# Tracker side, one table for every scenario: (metric, column title).
+TRACKER = [
+    ("announces", "announces"),
+    ("remediation_actions", "remediation actions"),
+    ("remediation_starts", "remediations started"),
+    ("unhealthy_share", "unhealthy ticks"),
+    ("leave_early_share", "ticks: seeders leave early"),
+    ("seeding_alarm", "runs with a seeding alarm"),
+    ("seeding_remediation", "runs with a seeding remediation"),
+    ("seeder_appeals", "seeder appeals"),
+]
 
 # The issue's targets: (scenario, metric, title, test on (rel, ci_low, ci_high)).
 TARGETS = [
@@ -50,6 +72,12 @@ TARGETS = [
     ("unreachable-50-small", "unreachable_median_s",
      "50% unreachable, swarm smaller than numwant: their median ≥20% better",
      lambda r, lo, hi: r <= -0.20),
+    ("partial-seeds", "median_s", "partial seeds: full leechers' median within ±5% of random",
+     lambda r, lo, hi: abs(r) <= 0.05),
+    ("partial-seeds", "p95_s", "partial seeds: full leechers' p95 within ±5% of random",
+     lambda r, lo, hi: abs(r) <= 0.05),
+    ("partial-seeds", "announces", "partial seeds: announces within ±5% of random",
+     lambda r, lo, hi: abs(r) <= 0.05),
 ]
 
 
@@ -62,6 +90,13 @@ def fmt_value(metric, v):
         return "%.1f%%" % (100 * v)
     if metric == "compliant_vs_no_freeriders":
         return "%+.1f%%" % (100 * v)
+    if metric in ("partial_fraction_completed", "unhealthy_share", "seeding_alarm",
+                  "leave_early_share", "seeding_remediation"):
+        return "%.1f%%" % (100 * v)
+    if metric in ("announces", "seeder_appeals"):
+        return "%.0f" % v
+    if metric == "remediation_actions":
+        return "%.1f" % v
     return "%.2f" % v
 
 
@@ -130,6 +165,27 @@ def main():
                 cells.append(fmt_value(metric, m["mean"]) + fmt_rel(m.get("vs_baseline")))
             md.append("| %s | %s |" % (pol, " | ".join(cells)))
         md.append("")
+    md.append("### Tracker side (means over the replications)")
+    md.append("")
+    md.append("`unhealthy ticks`: share of the health ticks in the measured span that said "
+              "degraded or critical (`seeders leave early`: of all ticks, those giving that "
+              "reason); `runs with a seeding alarm` / `seeding remediation`: share of the "
+              "replications with such a tick / a remediation started for no / few seeders, "
+              "stalled leechers, low completion rate or flash crowd. Remediation actions count "
+              "every record of the plan (start, apply, keep, rollback, exhausted, end).")
+    md.append("")
+    md.append("| scenario | policy | " + " | ".join(t for _, t in TRACKER) + " |")
+    md.append("|---|---|" + "---|" * len(TRACKER))
+    for scen, pols in by.items():
+        for pol, r in pols.items():
+            if pol not in ("random", "adaptive", "self-healing"):
+                continue
+            cells = []
+            for metric, _ in TRACKER:
+                m = r["metrics"].get(metric)
+                cells.append(fmt_value(metric, m["mean"]) if m else "–")
+            md.append("| %s | %s | %s |" % (scen, pol, " | ".join(cells)))
+    md.append("")
     with open(out + "/results.md", "w") as f:
         f.write("\n".join(md))
     # Plot data: per metric, one line per (scenario, policy) with rel and CI.

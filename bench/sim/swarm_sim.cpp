@@ -310,6 +310,8 @@ class simulator {
   std::uint32_t unhealthy_ticks_ = 0;
   std::uint32_t unhealthy_reasons_ = 0;
   std::uint32_t remediation_reasons_ = 0;
+  std::uint32_t leave_early_ticks_ = 0;
+  std::uint32_t remediation_starts_ = 0;
   std::uint32_t scrape_mismatches_ = 0;
   std::uint32_t unwanted_pieces_ = 0;
   std::string log_;
@@ -942,6 +944,7 @@ void simulator::tracker_tick() {
     if (is_unhealthy(core_.last_report()->state)) {
       ++unhealthy_ticks_;
       unhealthy_reasons_ |= core_.last_report()->reasons;
+      leave_early_ticks_ += (core_.last_report()->reasons & reason_seeders_leave_early) != 0;
     }
   }
   if (setup_.mode != tracker_mode::self_healing) {
@@ -958,6 +961,7 @@ void simulator::tracker_tick() {
     }
     plan_.emplace(rc, core_.config().default_knobs());
     remediation_reasons_ |= changed->reasons;
+    ++remediation_starts_;
     step = plan_->on_report(*changed);
   } else if (plan_) {
     step = plan_->on_report(*core_.last_report());
@@ -1154,6 +1158,8 @@ run_metrics simulator::finish() {
   m.unhealthy_ticks = unhealthy_ticks_;
   m.unhealthy_reasons = unhealthy_reasons_;
   m.remediation_reasons = remediation_reasons_;
+  m.leave_early_ticks = leave_early_ticks_;
+  m.remediation_starts = remediation_starts_;
   m.seeder_appeals = core_.counters().seeder_appeals;
   m.warned = core_.counters().warned;
   m.refused = core_.counters().refused;

@@ -223,6 +223,10 @@ struct run_metrics {
   /// many of them reported degraded or critical.
   std::uint32_t health_ticks = 0;
   std::uint32_t unhealthy_ticks = 0;
+  /// Of those, the ticks that gave "seeders leave early".
+  std::uint32_t leave_early_ticks = 0;
+  /// Remediations started (one per unhealthy episode the plan took on).
+  std::uint32_t remediation_starts = 0;
   /// `health_reason` bits of every degraded or critical report in the
   /// measured span, and of the reports that started a remediation.
   std::uint32_t unhealthy_reasons = 0;
