@@ -1,21 +1,31 @@
 #pragma once
-/// The daemon's configuration: one documented option tree with defaults,
-/// read from a config file (CAF's INI format) and the command line, checked
-/// strictly, and printed by `--dump-config`.
+/// The daemon's configuration: one schema (`sk::config::options()`) that
+/// declares every option once — section, name, type, default, range, one-line
+/// doc — and from which registration, range checks, `--help`,
+/// `--long-help`, `--dump-config` and the sample config file
+/// (`--print-sample-config`, shipped as deploy/swarmkeeper.ini) all come.
 ///
 /// Precedence: embedded defaults < config file (`--config-file=FILE`) <
 /// command line. Unlike plain CAF 0.17, which stores unknown INI keys and
-/// silently drops INI values of the wrong type, every key of the file must be
-/// a known option of the right type, and every value is range-checked before
-/// anything starts.
+/// silently drops INI values of the wrong type, every key of the file and
+/// every option of the command line must be an option of the schema with a
+/// value of its type, and every value is range-checked before anything
+/// starts. CAF's own options are not accepted except the one the schema
+/// declares (`scheduler.max-threads`).
 
 #include <chrono>
+#include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <caf/actor_system_config.hpp>
+#include <caf/config_value.hpp>
+#include <caf/timespan.hpp>
 
 #include "actors/cluster/cluster_config.hpp"
 #include "actors/access_list.hpp"
@@ -69,6 +79,120 @@ struct daemon_settings {
   std::chrono::milliseconds drain_timeout{10000};
 };
 
+namespace config {
+
+/// The type of an option's value as written in a config file.
+enum class value_type { integer, boolean, string, string_list, duration, real };
+
+/// Inclusive bounds of an integer option. `extra` is one more value accepted
+/// outside them, with its own meaning in the doc (-1: never, ...).
+struct integer_range {
+  std::int64_t lo;
+  std::int64_t hi;
+  std::optional<std::int64_t> extra;
+};
+
+/// Inclusive bounds of a duration option; `extra` as for integers (0s: off).
+struct duration_range {
+  caf::timespan lo;
+  caf::timespan hi;
+  std::optional<caf::timespan> extra;
+};
+
+/// Inclusive bounds of a real option.
+struct real_range {
+  double lo;
+  double hi;
+};
+
+/// The only values a string option accepts.
+struct choice_set {
+  std::vector<std::string> names;
+};
+
+/// Any value of the option's type (strings whose form is checked by the
+/// module they configure, switches, lists).
+struct no_range {};
+
+using value_range = std::variant<no_range, integer_range, duration_range, real_range, choice_set>;
+
+/// A `[section]` of the config file and the part of the daemon it configures.
+struct section_def {
+  const char* name;
+  /// One line: what the section is about.
+  const char* title;
+  /// The header and struct its options end up in.
+  const char* configures;
+};
+
+/// One option, declared once.
+struct option_def {
+  const char* section;
+  const char* name;
+  value_type type;
+  /// The default (a value of `type`).
+  caf::config_value fallback;
+  value_range range;
+  /// One line, without the range and default (those are printed from the
+  /// fields above).
+  const char* doc;
+  /// Error messages, help and the admin API never show its value.
+  bool secret = false;
+  /// Registered and read by CAF itself (scheduler.max-threads); swarmkeeper
+  /// only documents and range-checks it.
+  bool caf_owned = false;
+
+  /// "section.name".
+  std::string key() const;
+};
+
+/// A command-line shortcut (`--http-port` for `--http.port`).
+struct alias_def {
+  const char* name;
+  const char* target;  ///< "section.name"
+  /// A switch that sets its boolean target to false (CAF 0.17 switches
+  /// cannot be given a value on the command line, so "off" needs its own).
+  bool negate = false;
+};
+
+/// The sections, in the order help, dumps and the sample file list them.
+const std::vector<section_def>& sections();
+/// Every option, grouped by section in the order of `sections()`.
+const std::vector<option_def>& options();
+/// Every command-line shortcut.
+const std::vector<alias_def>& aliases();
+/// The option "section.name", or null.
+const option_def* find_option(std::string_view key);
+/// The shortcut `name` (without "--"), or null.
+const alias_def* find_alias(std::string_view name);
+
+/// A value in config-file syntax (what the CAF 0.17 parser reads back):
+/// durations in the largest exact unit ("30min", "0s"), reals always with a
+/// decimal point, strings quoted.
+std::string format_value(const caf::config_value& v);
+/// The range in words: "1 to 65535", "-1 or 1 to 10080", "one of off,
+/// allow, deny"; empty for options without one.
+std::string describe_range(const option_def& o);
+/// What a value of type `t` looks like ("an integer"), for messages.
+std::string expected_text(value_type t);
+/// Nothing when `v` has the option's type and lies in its range; otherwise
+/// one line naming the option (a secret's value is never shown).
+std::optional<std::string> check_value(const option_def& o, const caf::config_value& v);
+
+/// The project version from CMake's `project(VERSION)`.
+const char* version();
+/// What `--version` prints.
+std::string version_text();
+/// What `--help` (`long_help` false) and `--long-help` print.
+std::string help_text(bool long_help);
+/// What `--print-sample-config` prints: every option, commented out at its
+/// default, with its doc and range (deploy/swarmkeeper.ini).
+std::string sample_config();
+/// The README's option table (Markdown), one row per option.
+std::string markdown_table();
+
+}  // namespace config
+
 /// The CAF config with swarmkeeper's options registered.
 class swarmkeeper_config : public caf::actor_system_config {
  public:
@@ -81,25 +205,27 @@ class swarmkeeper_config : public caf::actor_system_config {
 /// What `load_config` decided.
 enum class load_action {
   run,         ///< settings are valid: start the daemon
-  exit_ok,     ///< --help or --dump-config was served: exit 0
+  exit_ok,     ///< --help, --long-help, --version, --dump-config or
+               ///< --print-sample-config was served: exit 0
   exit_error,  ///< a message went to `err`: exit non-zero
 };
 
 /// Parses `argv` (and the file named by `--config-file=FILE`) into `cfg` and
-/// `out`. Writes help and `--dump-config` output to `out_stream`, every
-/// problem to `err_stream` (all of them, one per line, each naming the
-/// option).
+/// `out`. Writes help, version, the sample config and `--dump-config` output
+/// to `out_stream`, every problem to `err_stream` (all of them, one per line,
+/// each naming the option).
 load_action load_config(int argc, char** argv, swarmkeeper_config& cfg, daemon_settings& out,
                         std::ostream& out_stream, std::ostream& err_stream);
 
-/// Every option of the option table with its effective value as text,
-/// secrets (`udp.connection-id-key`, `admin.token`) shown as "<redacted>"
-/// when set: what the admin API reports.
+/// Every option of the schema with its effective value as text, secrets
+/// (`udp.connection-id-key`, `admin.token`, `cluster.secret`) shown as
+/// "<redacted>" when set: what the admin API reports.
 std::vector<std::pair<std::string, std::string>> redacted_config(const swarmkeeper_config& cfg);
 
-/// The effective configuration in config-file syntax, every option with its
-/// description as a comment (what `--dump-config` prints). Loading it back
-/// with `--config-file` yields the same configuration.
+/// The effective configuration in config-file syntax, every option of the
+/// schema with its doc, range and default as comments (what `--dump-config`
+/// prints). Loading it back with `--config-file` yields the same
+/// configuration.
 std::string dump_config(const swarmkeeper_config& cfg);
 
 }  // namespace sk
