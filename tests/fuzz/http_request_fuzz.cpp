@@ -23,6 +23,9 @@
 // - announce replies carry BEP 24 `external ip` equal to the resolved client.
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -40,6 +43,29 @@
 #include "protocol/announce.hpp"
 #include "protocol/bencode.hpp"
 #include "protocol/reply.hpp"
+
+// Boost assertions stay on in this build (BOOST_ENABLE_ASSERT_HANDLER, see
+// CMakeLists.txt) and abort like any other finding, with one exception:
+// Beast 1.74's basic_parser::parse_chunk_header asserts `n >= 5` where 3
+// bytes are valid when the final chunk of a chunked body arrives in pieces
+// ("0\r\n", then the rest); the code after the assertion handles that case
+// (it asks for more data). Corrected upstream (boostorg/beast#2861, Beast
+// 1.86). Release builds compile assertions out, so the daemon is unaffected.
+// regressions/http_request/beast-final-chunk-in-pieces pins this.
+namespace boost {
+void assertion_failed(char const* expr, char const* function, char const* file, long line) {
+  if (std::strcmp(expr, "n >= 5") == 0 && std::strstr(file, "beast/http/impl/basic_parser.ipp"))
+    return;
+  std::fprintf(stderr, "Boost assertion failed: %s in %s at %s:%ld\n", expr, function, file, line);
+  std::abort();
+}
+void assertion_failed_msg(char const* expr, char const* msg, char const* function, char const* file,
+                          long line) {
+  std::fprintf(stderr, "Boost assertion failed: %s (%s) in %s at %s:%ld\n", expr, msg, function,
+               file, line);
+  std::abort();
+}
+}  // namespace boost
 
 namespace {
 
