@@ -136,7 +136,7 @@ std::vector<std::string> log_level_choices() {
   return {"trace", "debug", "info", "warn", "error", "critical", "off"};
 }
 
-std::vector<option_def> make_options() {
+std::vector<option_def> option_table() {
   return {
       // [http]
       integer("http", "port", 6969, 1, 65535,
@@ -534,7 +534,7 @@ std::string option_def::key() const { return std::string(section) + "." + name; 
 const std::vector<section_def>& sections() {
   static const std::vector<section_def> table = {
       {"http", "the HTTP tracker: listener, limits, deadlines",
-       "net/http_server.hpp (http_server_config), net/tracker_bridge.hpp (bridge_config)"},
+       "net/http_server.hpp (http_server_config), net/gateway.hpp (deadline, retry in)"},
       {"udp", "the UDP tracker (BEP 15)", "net/udp_server.hpp (udp_config)"},
       {"tracker", "replies, intervals and limits of every swarm",
        "actors/swarm_config.hpp (swarm_config), the request limits of both transports"},
@@ -561,7 +561,7 @@ const std::vector<section_def>& sections() {
 }
 
 const std::vector<option_def>& options() {
-  static const std::vector<option_def> table = make_options();
+  static const std::vector<option_def> table = option_table();
   return table;
 }
 
