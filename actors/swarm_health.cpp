@@ -64,6 +64,7 @@ std::string health_config::validate() const {
     return fraction_error("early leave fraction", early_leave_fraction);
   }
   if (early_leave_min_departures == 0) return "early leave min departures must be at least 1";
+  if (!(early_leave_seeder_ratio >= 0.0)) return "early leave seeder ratio must not be negative";
   if (!is_fraction(abusive_fraction)) return fraction_error("abusive fraction", abusive_fraction);
   if (!is_fraction(unreachable_fraction)) {
     return fraction_error("unreachable fraction", unreachable_fraction);
@@ -314,7 +315,8 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
       }
     }
     if (tot.completed_departures >= cfg_.early_leave_min_departures &&
-        ratio(tot.early_departures, tot.completed_departures) >= cfg_.early_leave_fraction) {
+        ratio(tot.early_departures, tot.completed_departures) >= cfg_.early_leave_fraction &&
+        leechers > 0 && ratio(seeders, leechers) < cfg_.early_leave_seeder_ratio) {
       raise(reason_seeders_leave_early, swarm_health::degraded);
     }
     if (leechers >= cfg_.low_completion_min_leechers && tot.completions == 0 &&

@@ -144,7 +144,7 @@ std::vector<option_def> option_table() {
       text("http", "bind", "",
            "address to listen on; empty: 0.0.0.0 and :: (IPv4 and IPv6, each on its own socket)"),
       integer("http", "io-threads", 0, 0, 256,
-              "I/O threads (each with its own network actor); 0: half the CPU cores, at least 1"),
+              "I/O threads (each one lane of the gateway); 0: half the CPU cores, at least 1"),
       integer("http", "max-url-length", 8192, 64, 1 << 20,
               "longest request target in bytes (path + query); longer gets 414"),
       integer("http", "max-header-bytes", 8192, 256, 1 << 20,
@@ -265,6 +265,9 @@ std::vector<option_def> option_table() {
       real("health", "stalled-fraction", 0.25, 0.0, 1.0,
            "stalled/leechers at or above this is degraded ..."),
       real("health", "stalled-fraction-critical", 0.5, 0.0, 1.0, "... and this critical"),
+      real("health", "early-leave-seeder-ratio", 1.0, 0.0, 1000.0,
+           "'seeders leave early' is judged only while seeders per downloading leecher is "
+           "below this (with enough seeders, completers leaving soon harm nobody)"),
       real("health", "abusive-fraction", 0.2, 0.0, 1.0,
            "misbehaving peers / peers at or above this is 'abusive clients'"),
       integer("health", "recovery-evaluations", 3, 1, 1000,
@@ -1075,6 +1078,7 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   hc.stalled_fraction_degraded = r.number("health.stalled-fraction");
   hc.stalled_fraction_critical = r.number("health.stalled-fraction-critical");
   hc.abusive_fraction = r.number("health.abusive-fraction");
+  hc.early_leave_seeder_ratio = r.number("health.early-leave-seeder-ratio");
   hc.recovery_evaluations =
       static_cast<std::uint32_t>(r.integer("health.recovery-evaluations"));
   s.warn_seeders_when_degraded = r.boolean("health.warn-seeders");

@@ -109,7 +109,7 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   gw_cfg.trust_claimed_ip[static_cast<std::size_t>(sk::transport::udp)] =
       settings.udp.trust_ip_field;
   gw_cfg.access = settings.access;
-  sk::gateway gateway{directory, gw_cfg};
+  sk::gateway gateway{sys, directory, gw_cfg};
   // UDP starts before HTTP, so that once /health answers 200 every transport
   // is up and its start-up line is written (tests and load balancers rely on
   // /health meaning "fully started").

@@ -71,6 +71,35 @@ class directory_locator final : public swarm_locator {
 
 }  // namespace
 
+/// Tickets of one event-loop round, on their way to their swarms.
+struct ticket_batch {
+  std::vector<std::pair<caf::actor, announce_ticket_ptr>> announces;
+  std::vector<std::pair<caf::actor, scrape_ticket_ptr>> scrapes;
+  bool empty() const noexcept { return announces.empty() && scrapes.empty(); }
+};
+
+}  // namespace sk
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::ticket_batch)
+
+namespace sk {
+
+namespace {
+
+/// A lane's dispatcher: delivers each batch's tickets from a scheduler
+/// thread. Dropped unread (stopping), the batch's tickets route again or
+/// refuse, as any dropped ticket does.
+caf::behavior dispatcher_impl(caf::event_based_actor* self) {
+  return {
+      [self](ticket_batch& b) {
+        for (auto& [swarm, t] : b.announces) self->send(swarm, announce_atom::value, std::move(t));
+        for (auto& [swarm, t] : b.scrapes) self->send(swarm, scrape_atom::value, std::move(t));
+      },
+  };
+}
+
+}  // namespace
+
 /// One lane: the requests one transport thread admitted, in admission order.
 /// All requests share one timeout, so the front always expires first.
 ///
@@ -80,6 +109,10 @@ class directory_locator final : public swarm_locator {
 /// it): a transport may then tear down what its replies point to.
 struct gateway_lane {
   std::deque<std::shared_ptr<gateway_request>> pending;  ///< the lane's thread only
+  /// Tickets admitted since the last flush (the lane's thread only).
+  ticket_batch batch;
+  /// Delivers flushed batches to their swarms (a hidden actor).
+  caf::actor dispatcher;
   std::atomic<std::size_t> in_flight{0};
   std::atomic<bool> closed{false};
   std::atomic<int> active{0};
@@ -210,8 +243,11 @@ struct gateway_detail {
     return true;
   }
 
+  /// Routes `a` with a ticket that may route `retries` more times: into the
+  /// lane's batch (`batched`: on the lane's thread) or straight to the swarm
+  /// (a retry, from a swarm thread).
   static void dispatch_announce(state_ptr st, std::shared_ptr<announce_reply> r, swarm_announce&& a,
-                                int retries);
+                                int retries, bool batched);
 };
 
 namespace {
@@ -233,7 +269,7 @@ class gateway_ticket final : public announce_ticket {
     if (retries_ > 0 && !gateway_detail::settled(*r_)) {
       bump(st_->count(r_->via()).rerouted);
       gateway_detail::dispatch_announce(std::move(st_), std::move(r_), std::move(announce),
-                                        retries_ - 1);
+                                        retries_ - 1, false);
     } else {
       gateway_detail::refuse_from_swarm(*st_, *r_, gateway_refusal::swarm_unavailable);
     }
@@ -293,39 +329,62 @@ class gateway_scrape_ticket final : public scrape_ticket {
 }  // namespace
 
 void gateway_detail::dispatch_announce(state_ptr st, std::shared_ptr<announce_reply> r,
-                                       swarm_announce&& a, int retries) {
+                                       swarm_announce&& a, int retries, bool batched) {
   if (settled(*r)) return;  // timed out already
   if (!st->enter()) {
     refuse_from_swarm(*st, *r, gateway_refusal::shutting_down);
     return;
   }
   caf::actor swarm = st->locator.route(a.request.hash);
-  if (swarm) {
-    auto ticket = std::make_shared<gateway_ticket>(std::move(a), st, r, retries);
-    caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(std::move(ticket)));
+  const bool routed = static_cast<bool>(swarm);
+  if (routed) {
+    const std::size_t lane = r->lane_;
+    announce_ticket_ptr ticket = std::make_shared<gateway_ticket>(std::move(a), st, r, retries);
+    if (batched)
+      st->lanes[lane].batch.announces.emplace_back(std::move(swarm), std::move(ticket));
+    else
+      caf::anon_send(swarm, announce_atom::value, std::move(ticket));
   }
   st->leave();
-  if (!swarm) refuse_from_swarm(*st, *r, gateway_refusal::swarm_unavailable);
+  if (!routed) refuse_from_swarm(*st, *r, gateway_refusal::swarm_unavailable);
 }
 
-gateway::gateway(swarm_directory& dir, gateway_config cfg)
-    : own_locator_(std::make_unique<directory_locator>(dir)) {
+gateway::gateway(caf::actor_system& sys, swarm_directory& dir, gateway_config cfg)
+    : own_locator_(std::make_unique<directory_locator>(dir)), sys_(sys) {
   state_ = std::make_shared<state>(*own_locator_, std::move(cfg));
 }
 
-gateway::gateway(swarm_locator& locator, gateway_config cfg)
-    : state_(std::make_shared<state>(locator, std::move(cfg))) {}
+gateway::gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config cfg)
+    : state_(std::make_shared<state>(locator, std::move(cfg))), sys_(sys) {}
 
 gateway::~gateway() {
   for (auto& l : state_->lanes) l.closed.store(true);
   state_->closed.store(true);
   while (state_->active.load() != 0) std::this_thread::yield();
+  // The dispatchers end; a batch still in a mailbox is dropped, and its
+  // tickets see the closed state (no routing, no answer).
+  for (auto& l : state_->lanes) {
+    l.batch = ticket_batch{};
+    caf::anon_send_exit(l.dispatcher, caf::exit_reason::user_shutdown);
+  }
 }
 
 std::size_t gateway::add_lanes(std::size_t n) {
   const std::size_t first = state_->lanes.size();
-  for (std::size_t i = 0; i < n; ++i) state_->lanes.emplace_back();
+  for (std::size_t i = 0; i < n; ++i) {
+    state_->lanes.emplace_back();
+    // Hidden: the actor system's destructor must not wait for it; the
+    // gateway's destructor ends it.
+    state_->lanes.back().dispatcher = sys_.spawn<caf::hidden>(dispatcher_impl);
+  }
   return first;
+}
+
+void gateway::flush(std::size_t lane) {
+  gateway_lane& l = state_->lanes[lane];
+  if (l.batch.empty()) return;
+  caf::anon_send(l.dispatcher, std::move(l.batch));
+  l.batch = ticket_batch{};
 }
 
 std::size_t gateway::lanes() const noexcept { return state_->lanes.size(); }
@@ -357,7 +416,7 @@ void gateway::announce(std::size_t lane, transport via, announce_request&& reque
   a.peer.port = request.port;
   a.own_family_only = own_family_only;
   a.request = std::move(request);
-  gateway_detail::dispatch_announce(state_, std::move(reply), std::move(a), 1);
+  gateway_detail::dispatch_announce(state_, std::move(reply), std::move(a), 1, true);
 }
 
 void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> hashes,
@@ -387,8 +446,8 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
       // swarm (anyone could fill the directory with scrapes of random hashes).
       if (caf::actor swarm = st.locator.find(hashes[i])) {
         f->remaining.fetch_add(1, std::memory_order_relaxed);
-        caf::anon_send(swarm, scrape_atom::value,
-                       scrape_ticket_ptr(std::make_shared<gateway_scrape_ticket>(f, i)));
+        st.lanes[lane].batch.scrapes.emplace_back(
+            std::move(swarm), scrape_ticket_ptr(std::make_shared<gateway_scrape_ticket>(f, i)));
       }
     }
     st.leave();
@@ -425,6 +484,7 @@ void gateway::close_lane(std::size_t lane) noexcept {
 void gateway::abandon(std::size_t lane) {
   gateway_lane& l = state_->lanes[lane];
   l.closed.store(true);
+  l.batch = ticket_batch{};  // unsent tickets: their requests are refused below
   while (l.active.load() != 0) std::this_thread::yield();
   for (auto& r : l.pending) gateway_detail::refuse(*state_, *r, gateway_refusal::shutting_down);
   l.pending.clear();

@@ -26,6 +26,15 @@
 /// on the UDP path (bench/udp), the response message and the helper actor's
 /// bookkeeping were most of the hand-over's cost.
 ///
+/// Why batches: a transport thread handing each ticket to its swarm itself
+/// makes one cross-thread mailbox operation per request, and often a
+/// scheduler wake-up with it; measured with bench/http (keep-alive, one
+/// core), that cost a quarter of the throughput. So a lane collects the
+/// tickets of one event-loop round and `flush` hands them over in one
+/// message to the lane's dispatcher actor, which delivers them to their
+/// swarms from a scheduler thread. (A ticket routed again, from a swarm
+/// thread, goes straight to its swarm.)
+///
 /// Threads: `announce`, `scrape`, `sweep`, `close_lane` and `abandon` of lane
 /// k are called from one thread at a time (the transport's thread for that
 /// lane); `on_result` / `on_refusal` run on swarm threads or on that thread.
@@ -176,17 +185,18 @@ class scrape_reply : public gateway_request {
 /// The gateway. Construct before the transports and destroy after them.
 class gateway {
  public:
-  /// `dir` (or `locator`) must outlive the gateway.
-  gateway(swarm_directory& dir, gateway_config cfg);
-  gateway(swarm_locator& locator, gateway_config cfg);
+  /// `dir` (or `locator`) and `sys` must outlive the gateway.
+  gateway(caf::actor_system& sys, swarm_directory& dir, gateway_config cfg);
+  gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config cfg);
   /// Closes every lane; tickets still in swarm mailboxes never touch the
   /// locator afterwards.
   ~gateway();
   gateway(const gateway&) = delete;
   gateway& operator=(const gateway&) = delete;
 
-  /// Adds `n` lanes and returns the index of the first; call before any
-  /// traffic (transports do it when they are constructed).
+  /// Adds `n` lanes (each with its dispatcher actor) and returns the index
+  /// of the first; call before any traffic (transports do it when they are
+  /// constructed).
   std::size_t add_lanes(std::size_t n);
   std::size_t lanes() const noexcept;
 
@@ -200,6 +210,12 @@ class gateway {
   /// kept). Never creates a swarm.
   void scrape(std::size_t lane, transport via, std::vector<info_hash> hashes,
               std::shared_ptr<scrape_reply> reply);
+
+  /// Hands the tickets lane `lane` collected since the last flush to their
+  /// swarms (one message to the lane's dispatcher). Call at the end of each
+  /// event-loop round that admitted requests; nothing reaches a swarm
+  /// before it.
+  void flush(std::size_t lane);
 
   /// Answers lane `lane`'s requests past their deadline with `timeout` and
   /// forgets answered ones. Call every `sweep_period()` from the lane's thread.
@@ -223,6 +239,7 @@ class gateway {
  private:
   std::shared_ptr<state> state_;
   std::unique_ptr<swarm_locator> own_locator_;
+  caf::actor_system& sys_;
 };
 
 }  // namespace sk

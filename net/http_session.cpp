@@ -77,6 +77,17 @@ void http_lane::start_sweeping() {
   });
 }
 
+void http_lane::schedule_flush() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  // Runs after the handlers already queued on this thread: every request
+  // parsed in this round of the event loop reaches the swarms in one message.
+  asio::post(ioc_, [this] {
+    flush_posted_ = false;
+    gw_.flush(lane_);
+  });
+}
+
 void http_lane::post_reply(reply&& r) {
   bool was_empty;
   {
@@ -428,6 +439,7 @@ void http_session::handle_announce(slot& s, std::string_view query) {
   http_lane& lane = *ctx_.lanes[lane_];
   lane.gw().announce(lane.gateway_lane(), transport::http, std::move(ar), client, false,
                      std::make_shared<http_announce_reply>(shared_from_this(), s.seq, lane));
+  lane.schedule_flush();
 }
 
 void http_session::handle_scrape(slot& s, std::string_view query) {
@@ -451,6 +463,7 @@ void http_session::handle_scrape(slot& s, std::string_view query) {
   http_lane& lane = *ctx_.lanes[lane_];
   lane.gw().scrape(lane.gateway_lane(), transport::http, std::move(hashes),
                    std::make_shared<http_scrape_reply>(shared_from_this(), s.seq, lane));
+  lane.schedule_flush();
 }
 
 void http_session::finish_slot(slot& s, http_status status, std::string_view body,

@@ -49,7 +49,8 @@ class http_session;
 
 /// One I/O thread's lane of the gateway, and its way back from the swarms:
 ///
-///   sessions ── gateway.announce / scrape (lane k) ──▶ swarms (tickets)
+///   sessions ── gateway.announce / scrape (lane k) ── flush once per loop
+///       round ══ one message ══▶ lane k's dispatcher ──▶ swarms (tickets)
 ///   swarm threads ─post_reply()─▶ reply queue (mutex) ─(a post only when
 ///       the queue was empty)─▶ deliver_replies(): every session applies its reply
 ///   timer on thread k ──▶ gateway.sweep(lane k): overdue requests fail
@@ -96,6 +97,9 @@ class http_lane {
   boost::asio::io_context& ioc() noexcept { return ioc_; }
   /// Starts the periodic sweep of overdue requests (on I/O thread k).
   void start_sweeping();
+  /// Flushes the gateway lane once the handlers already queued on this
+  /// thread ran (one message per event-loop round). I/O thread k only.
+  void schedule_flush();
   void post_reply(reply&& r);
   /// Answers what is still in flight, drops queued replies and the sweep
   /// timer (server teardown, I/O threads stopped, io_context still alive).
@@ -109,6 +113,7 @@ class http_lane {
   const std::size_t lane_;
   /// Made by start_sweeping(), dropped by discard() (before its io_context).
   std::optional<boost::asio::steady_timer> timer_;
+  bool flush_posted_ = false;  ///< I/O thread only
   std::mutex mutex_;
   std::vector<reply> replies_;   ///< guarded by mutex_
   std::vector<reply> draining_;  ///< I/O thread only (capacity reused)

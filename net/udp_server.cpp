@@ -436,6 +436,7 @@ struct udp_server::worker {
                                 std::min<std::size_t>(s.msgs[static_cast<std::size_t>(k)].msg_len,
                                                       datagram_max)));
       }
+      shared->gw.flush(lane);  // this round's tickets, in one message
       take_replies();  // whatever swarms answered meanwhile leaves with these
       flush();
       prune();
@@ -689,7 +690,7 @@ udp_server::udp_server(caf::actor_system& sys, swarm_directory& dir, const udp_c
   if (auto problem = cfg.validate(); !problem.empty()) {
     throw std::invalid_argument(problem);
   }
-  own_gateway_ = std::make_unique<gateway>(dir, gateway_config_of(cfg));
+  own_gateway_ = std::make_unique<gateway>(sys, dir, gateway_config_of(cfg));
   shared_ = std::make_shared<shared_state>(cfg, std::move(clock), *own_gateway_);
 }
 

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -165,6 +166,7 @@ caf::behavior silent_swarm(caf::stateful_actor<silent_state>* self) {
   return {
       [=](announce_atom, const announce_ticket_ptr& t) { self->state.announces.push_back(t); },
       [=](scrape_atom, const scrape_ticket_ptr& t) { self->state.scrapes.push_back(t); },
+      [=](caf::get_atom) { return self->state.announces.size(); },
       [=](caf::ok_atom) {
         announce_result r;
         r.stats.complete = 99;
@@ -180,6 +182,21 @@ class Gateway : public ::testing::Test {
  protected:
   ~Gateway() override {
     for (auto& kv : locator_.table) caf::anon_send_exit(kv.second, caf::exit_reason::user_shutdown);
+  }
+
+  /// Waits (with a deadline) until `silent` holds `n` announce tickets: the
+  /// dispatcher delivers them asynchronously.
+  void await_held(const caf::actor& silent, std::size_t n) {
+    caf::scoped_actor self{sys_};
+    const auto deadline = steady::now() + 5s;
+    for (;;) {
+      std::size_t held = 0;
+      self->request(silent, 5s, caf::get_atom::value)
+          .receive([&](std::size_t k) { held = k; }, [](caf::error&) {});
+      if (held >= n) return;
+      if (steady::now() > deadline) throw std::runtime_error("tickets never arrived");
+      std::this_thread::sleep_for(1ms);
+    }
   }
 
   caf::actor dead_actor() {
@@ -213,11 +230,12 @@ class Gateway : public ::testing::Test {
 
 TEST_F(Gateway, AnnounceReachesTheSwarmAndComesBack) {
   locator_.table[hash_of('a')] = sys_.spawn(answering_swarm, 7);
-  gateway gw{locator_, gateway_config{}};
+  gateway gw{sys_, locator_, gateway_config{}};
   const auto lane = gw.add_lanes(2);
   gw.announce(lane + 1, transport::udp, request('a'), source_, true, announce_reply_());
+  gw.flush(lane + 1);
   auto o = rec_.next();
-  ASSERT_EQ(o.what, outcome::result);
+  ASSERT_EQ(o.what, outcome::result) << refusal_text(o.why);
   EXPECT_EQ(o.announce.stats.complete, 7);
   EXPECT_EQ(o.announce.peers4, std::string("\x0a\x00\x00\x01", 4));
   EXPECT_EQ(o.announce.peers6, "own");
@@ -230,13 +248,15 @@ TEST_F(Gateway, TheClaimedAddressIsBelievedOnlyWhereTrusted) {
   locator_.table[hash_of('a')] = sys_.spawn(answering_swarm, 1);
   gateway_config c;
   c.trust_claimed_ip[static_cast<std::size_t>(transport::http)] = true;
-  gateway gw{locator_, c};
+  gateway gw{sys_, locator_, c};
   const auto lane = gw.add_lanes(1);
   auto claimed = request('a');
   claimed.claimed_ip = ip_address::make_v4(0xc0000201u);  // 192.0.2.1
   gw.announce(lane, transport::http, announce_request(claimed), source_, false, announce_reply_());
+  gw.flush(lane);
   EXPECT_EQ(rec_.next().announce.peers4, std::string("\xc0\x00\x02\x01", 4));
   gw.announce(lane, transport::udp, announce_request(claimed), source_, true, announce_reply_());
+  gw.flush(lane);
   EXPECT_EQ(rec_.next().announce.peers4, std::string("\x0a\x00\x00\x01", 4))
       << "UDP is not trusted here: the source address stands";
 }
@@ -247,9 +267,10 @@ TEST_F(Gateway, TheAccessListRefusesBeforeRouting) {
   gateway_config c;
   c.access = std::make_shared<access_control>(access_mode::deny, "", denied);
   locator_.table[hash_of('a')] = sys_.spawn(answering_swarm, 4);
-  gateway gw{locator_, c};
+  gateway gw{sys_, locator_, c};
   const auto lane = gw.add_lanes(1);
   gw.announce(lane, transport::http, request('x'), source_, false, announce_reply_());
+  gw.flush(lane);
   auto o = rec_.next();
   EXPECT_EQ(o.what, outcome::refusal);
   EXPECT_EQ(o.why, gateway_refusal::denied);
@@ -262,6 +283,7 @@ TEST_F(Gateway, TheAccessListRefusesBeforeRouting) {
   // A scrape answers every hash in order (duplicates kept); refused ones
   // are marked, never looked up.
   gw.scrape(lane, transport::udp, {hash_of('a'), hash_of('x'), hash_of('a')}, scrape_reply_());
+  gw.flush(lane);
   o = rec_.next();
   ASSERT_EQ(o.what, outcome::scrape);
   ASSERT_EQ(o.answers.size(), 3u);
@@ -290,9 +312,10 @@ TEST_F(Gateway, ASwarmThatEndedIsRoutedOnceMore) {
   // ticket); second: its successor.
   locator_.route_queue[hash_of('a')] = {dead_actor()};
   locator_.table[hash_of('a')] = sys_.spawn(answering_swarm, 5);
-  gateway gw{locator_, gateway_config{}};
+  gateway gw{sys_, locator_, gateway_config{}};
   const auto lane = gw.add_lanes(1);
   gw.announce(lane, transport::http, request('a'), source_, false, announce_reply_());
+  gw.flush(lane);
   auto o = rec_.next();
   ASSERT_EQ(o.what, outcome::result);
   EXPECT_EQ(o.announce.stats.complete, 5);
@@ -304,9 +327,10 @@ TEST_F(Gateway, OnlyOnceIsRetriedThenTheSwarmIsUnavailable) {
   locator_.route_queue[hash_of('a')] = {dead_actor(), dead_actor(), dead_actor()};
   gateway_config c;
   c.retry_in_minutes = 3;
-  gateway gw{locator_, c};
+  gateway gw{sys_, locator_, c};
   const auto lane = gw.add_lanes(1);
   gw.announce(lane, transport::http, request('a'), source_, false, announce_reply_());
+  gw.flush(lane);
   auto o = rec_.next();
   EXPECT_EQ(o.what, outcome::refusal);
   EXPECT_EQ(o.why, gateway_refusal::swarm_unavailable);
@@ -314,6 +338,7 @@ TEST_F(Gateway, OnlyOnceIsRetriedThenTheSwarmIsUnavailable) {
   EXPECT_EQ(locator_.routes, 2);
   // No swarm at all (the directory could not spawn one): the same.
   gw.announce(lane, transport::http, request('z'), source_, false, announce_reply_());
+  gw.flush(lane);
   EXPECT_EQ(rec_.next().why, gateway_refusal::swarm_unavailable);
   EXPECT_EQ(gw.counters(transport::http).unavailable, 2u);
 }
@@ -323,11 +348,13 @@ TEST_F(Gateway, ASilentSwarmTimesOutAtTheSweepAndALateAnswerIsIgnored) {
   locator_.table[hash_of('s')] = silent;
   gateway_config c;
   c.request_timeout = 5s;
-  gateway gw{locator_, c};
+  gateway gw{sys_, locator_, c};
   const auto lane = gw.add_lanes(1);
   const auto admitted = steady::now();
   gw.announce(lane, transport::udp, request('s'), source_, true, announce_reply_());
+  gw.flush(lane);
   gw.scrape(lane, transport::udp, {hash_of('s')}, scrape_reply_());
+  gw.flush(lane);
   EXPECT_EQ(gw.in_flight(lane), 2u);
   gw.sweep(lane, admitted + 4s);  // not yet overdue
   EXPECT_EQ(rec_.count(), 0u);
@@ -339,6 +366,7 @@ TEST_F(Gateway, ASilentSwarmTimesOutAtTheSweepAndALateAnswerIsIgnored) {
   EXPECT_EQ(gw.in_flight(lane), 0u);
   EXPECT_EQ(gw.counters(transport::udp).timeouts, 2u);
   // The swarm answers after all: nobody is told twice.
+  await_held(silent, 1);
   caf::scoped_actor self{sys_};
   self->request(silent, 5s, caf::ok_atom::value).receive([](caf::ok_atom) {}, [](caf::error&) {});
   EXPECT_THROW(rec_.next(100ms), std::runtime_error);
@@ -350,25 +378,30 @@ TEST_F(Gateway, AFullLaneIsOverloadedAndAClosedOneShutsDown) {
   locator_.table[hash_of('s')] = silent;
   gateway_config c;
   c.max_in_flight = 1;
-  gateway gw{locator_, c};
+  gateway gw{sys_, locator_, c};
   const auto lane = gw.add_lanes(2);
   gw.announce(lane, transport::http, request('s'), source_, false, announce_reply_());
+  gw.flush(lane);
   gw.announce(lane, transport::http, request('s'), source_, false, announce_reply_());
+  gw.flush(lane);
   auto o = rec_.next();
   EXPECT_EQ(o.why, gateway_refusal::overloaded);
   EXPECT_EQ(o.retry_in, c.retry_in_minutes);
   // The other lane has its own admission.
   gw.announce(lane + 1, transport::http, request('s'), source_, false, announce_reply_());
+  gw.flush(lane + 1);
   EXPECT_EQ(gw.in_flight(lane + 1), 1u);
 
   // Abandon answers what waits; a closed lane admits nothing.
   gw.abandon(lane);
   EXPECT_EQ(rec_.next().why, gateway_refusal::shutting_down);
   gw.announce(lane, transport::http, request('s'), source_, false, announce_reply_());
+  gw.flush(lane);
   EXPECT_EQ(rec_.next().why, gateway_refusal::shutting_down);
   EXPECT_EQ(gw.in_flight(lane), 0u);
   // After abandon, a swarm's late answer reaches nobody of that lane; the
   // open lane's request is answered.
+  await_held(silent, 2);
   caf::scoped_actor self{sys_};
   self->request(silent, 5s, caf::ok_atom::value).receive([](caf::ok_atom) {}, [](caf::error&) {});
   o = rec_.next();
@@ -382,11 +415,12 @@ TEST_F(Gateway, EveryRequestIsAnsweredExactlyOnceUnderRacingSweeps) {
   // far past every deadline: each request gets one answer, result or
   // timeout, never both and never none.
   locator_.table[hash_of('a')] = sys_.spawn(answering_swarm, 1);
-  gateway gw{locator_, gateway_config{}};
+  gateway gw{sys_, locator_, gateway_config{}};
   const auto lane = gw.add_lanes(1);
   constexpr int n = 2000;
   for (int i = 0; i < n; ++i) {
     gw.announce(lane, transport::udp, request('a'), source_, true, announce_reply_());
+    gw.flush(lane);
     if (i % 7 == 0) gw.sweep(lane, steady::now() + 1h);
   }
   int results = 0, timeouts = 0;

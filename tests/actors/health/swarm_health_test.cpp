@@ -194,7 +194,7 @@ TEST(SwarmHealth, SeedersLeavingEarly) {
     h.on_completed(t0 + std::chrono::minutes(i));
     h.on_peer_left(completer(std::chrono::minutes(i)), true, t0 + std::chrono::minutes(i + 5));
   }
-  const auto& r = h.evaluate(census(10, 10), t0 + 10min);
+  const auto& r = h.evaluate(census(5, 20), t0 + 10min);
   EXPECT_EQ(reasons(r), "seeders-leave-early");
   EXPECT_EQ(r.state, swarm_health::degraded);
   EXPECT_EQ(h.totals(t0 + 10min).early_departures, 4u);
@@ -221,9 +221,21 @@ TEST(SwarmHealth, EarlyLeaversNeedEnoughDepartures) {
   swarm_health_tracker h;
   h.on_peer_left(completer(0s), true, t0 + 1min);
   h.on_peer_left(completer(0s), true, t0 + 2min);
-  EXPECT_EQ(h.evaluate(census(10, 10), t0 + 3min).state, swarm_health::healthy);
+  EXPECT_EQ(h.evaluate(census(5, 20), t0 + 3min).state, swarm_health::healthy);
   h.on_peer_left(completer(0s), true, t0 + 3min);
-  EXPECT_EQ(reasons(h.evaluate(census(10, 10), t0 + 4min)), "seeders-leave-early");
+  EXPECT_EQ(reasons(h.evaluate(census(5, 20), t0 + 4min)), "seeders-leave-early");
+}
+
+TEST(SwarmHealth, EarlyLeaversHarmNobodyInAWellSeededSwarm) {
+  // 17 seeders for 4 downloaders (bench/sim's partial-seeds swarm): however
+  // soon completers leave, nobody lacks a seeder.
+  for (auto [seeders, leechers] : {std::pair<int, int>{17, 4}, {10, 10}}) {
+    swarm_health_tracker h;
+    for (int i = 0; i < 6; ++i) h.on_peer_left(completer(0s), true, t0 + 1min);
+    const auto& r = h.evaluate(census(seeders, leechers), t0 + 2min);
+    EXPECT_EQ(r.state, swarm_health::healthy) << seeders << "/" << leechers;
+    EXPECT_EQ(r.reasons, 0u) << reasons(r);
+  }
 }
 
 /// `n` new leechers announcing, spread over `span` from `from`.
