@@ -79,6 +79,7 @@ class swarm_directory::table final : public cluster::forward_host,
   /// The cluster picture (null: alone). Read on misses only.
   cluster::cluster_view_ptr view() const { return std::atomic_load(&view_); }
   cluster::cluster_view_ptr current_view() const override { return view(); }
+  caf::actor local_supervisor() const override { return supervisor_; }
   void store_view(cluster::cluster_view_ptr v) { std::atomic_store(&view_, std::move(v)); }
   cluster::forwarder_options fwd_opts;
 
@@ -237,6 +238,32 @@ caf::actor swarm_directory::find(const info_hash& h) const {
   // creates nothing for an unknown torrent).
   if (auto v = table_->view(); v && v->owner(h) != v->self) return table_->route(h);
   return {};
+}
+
+swarm_location swarm_directory::locate(const info_hash& h) const {
+  swarm_location out;
+  auto v = table_->view();
+  {
+    auto& s = table_->stripe_for(h);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    if (auto it = s.map.find(h); it != s.map.end()) {
+      out.actor = it->second.actor;
+      out.remote = it->second.remote;
+      out.owner = it->second.remote ? it->second.owner : v ? v->self : std::string();
+      return out;
+    }
+  }
+  if (v && v->owner(h) != v->self) {
+    // Routed like find(): a forwarder, whose entry names its owner.
+    out.actor = table_->route(h);
+    auto& s = table_->stripe_for(h);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    if (auto it = s.map.find(h); it != s.map.end() && it->second.actor == out.actor) {
+      out.remote = it->second.remote;
+      out.owner = it->second.remote ? it->second.owner : v->self;
+    }
+  }
+  return out;
 }
 
 std::size_t swarm_directory::size() const {

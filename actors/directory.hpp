@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,18 @@
 #include "protocol/types.hpp"
 
 namespace sk {
+
+/// Where the operator reaches one swarm (`swarm_directory::locate`).
+struct swarm_location {
+  /// The local swarm, or the forwarder to the node that owns it; invalid:
+  /// no swarm here and none forwarded.
+  caf::actor actor;
+  /// `actor` is a forwarder: the swarm and its supervisor are on `owner`.
+  bool remote = false;
+  /// The cluster node the swarm lives on (this node's name for a local
+  /// swarm); empty outside a cluster.
+  std::string owner;
+};
 
 /// Maps info_hash to the swarm actor that owns it.
 ///
@@ -85,6 +98,11 @@ class swarm_directory {
   /// creates no swarm anywhere; the owner answers zeros for an unknown
   /// torrent).
   caf::actor find(const info_hash& h) const;
+
+  /// `find(h)`, and whether that is a forwarder and to which node (the
+  /// admin API sends operator calls of a remote swarm to its forwarder,
+  /// which implements the supervisor's per-swarm calls too). Thread-safe.
+  swarm_location locate(const info_hash& h) const;
 
   /// Number of local swarms (a snapshot; each stripe is counted under its
   /// lock). Forwarders are not counted.

@@ -165,6 +165,9 @@ struct swarm_status {
   /// The first peers in storage order, bounded by the asker (empty for a
   /// plain `(status_atom)`).
   std::vector<peer_view> peers;
+  /// Id of the swarm actor that answered, on the node it runs on (a
+  /// restart changes it; through a forwarder, the owner's actor).
+  std::uint64_t actor_id = 0;
 };
 
 /// How one reachability probe ended.
@@ -337,7 +340,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_status& x) {
   return f(caf::meta::type_name("swarm_status"), x.hash, x.stats, x.knobs, x.evaluated, x.health,
            x.history, x.announces, x.banned, x.refused, x.warned, x.seeder_appeals, x.repeats,
-           x.early, x.peer_count, x.peers);
+           x.early, x.peer_count, x.peers, x.actor_id);
 }
 
 template <class Inspector>

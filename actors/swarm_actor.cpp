@@ -45,8 +45,9 @@ void skip_totals(swarm_state& st) {
 }
 
 /// The operator's view of `c`, with at most `max_peers` peers listed.
-swarm_status make_status(const swarm_core& c, std::uint32_t max_peers) {
+swarm_status make_status(const swarm_core& c, std::uint32_t max_peers, caf::actor_id id) {
   swarm_status s;
+  s.actor_id = id;
   s.hash = c.hash();
   s.stats = c.scrape();
   s.knobs = c.knobs();
@@ -205,9 +206,9 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         }
         return caf::make_error(caf::sec::runtime_error, "no health evaluation yet");
       },
-      [self](status_atom) { return make_status(*self->state.core, 0); },
+      [self](status_atom) { return make_status(*self->state.core, 0, self->id()); },
       [self](status_atom, caf::get_atom, std::uint32_t max_peers) {
-        return make_status(*self->state.core, max_peers);
+        return make_status(*self->state.core, max_peers, self->id());
       },
       [self](history_atom, caf::get_atom) {
         const auto& h = self->state.core->history();

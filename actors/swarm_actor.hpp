@@ -22,7 +22,8 @@
 ///   Self-healing and admin:
 ///   (health_atom, get_atom) -> health_report      last tick's report
 ///                                                 (`sec::runtime_error` before the first)
-///   (status_atom) -> swarm_status                 counts, knobs, health, history
+///   (status_atom) -> swarm_status                 counts, knobs, health, history,
+///                                                 this actor's id
 ///   (status_atom, get_atom, uint32_t n) -> swarm_status   the same plus the
 ///                                                 first n peers (admin API)
 ///   (history_atom, get_atom) -> std::vector<remediation_record>

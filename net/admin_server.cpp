@@ -56,8 +56,12 @@ struct admin_job {
     replied = true;
     reply_fn(status, std::move(content_type), std::move(body_text));
   }
+  /// Messages may echo request bytes that are not UTF-8 (a percent-decoded
+  /// query key): those are replaced (U+FFFD), never a throw (which would
+  /// turn a 400 into a 500).
   void reply_json(unsigned status, const nlohmann::json& j) {
-    reply(status, "application/json", j.dump() + "\n");
+    reply(status, "application/json",
+          j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   void reply_error(unsigned status, const std::string& message) {
     reply_json(status, nlohmann::json{{"error", message}});
@@ -127,11 +131,19 @@ struct admin_shared {
   const udp_server* udp = nullptr;
   const http_server* http = nullptr;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-  std::string node_name;
+  /// This machine's host name (`node` outside a cluster).
+  std::string host_name;
   /// Admin requests answered, by status class (2xx, 4xx, 5xx) — /metrics.
   std::atomic<std::uint64_t> ok{0}, client_errors{0}, server_errors{0};
   /// Requests refused for a missing or wrong token.
   std::atomic<std::uint64_t> unauthorized{0};
+
+  /// This node's name: the cluster name (`cluster.node-name`) when
+  /// clustered, else the host name.
+  std::string node_name() const {
+    auto v = dir->view();
+    return v ? v->self : host_name;
+  }
 
   void count(unsigned status) {
     if (status < 400)
@@ -382,7 +394,8 @@ std::optional<query_map> parse_query(const std::string& q,
 void get_node(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
   json j;
   j["version"] = sh->info.version;
-  j["node"] = sh->node_name;
+  j["node"] = sh->node_name();
+  j["host"] = sh->host_name;
   {
     auto v = sh->dir->view();
     j["cluster_node"] = v ? json(v->self) : json(nullptr);
@@ -476,9 +489,23 @@ void get_swarms(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
       });
 }
 
-json detail_json(const shared_ptr& sh, const swarm_status& s, caf::actor_id id) {
-  json j = summary_json(s, id);
-  j["owner_node"] = sh->node_name;
+/// The error answer to a failed request to a swarm (or through its
+/// forwarder: the owner has no such swarm is a 404 there too).
+void reply_swarm_error(const admin_job_ptr& job, const info_hash& hash, const caf::error& err) {
+  if (err == caf::sec::request_receiver_down)
+    job->reply_error(503, "swarm " + hash.hex() + " is restarting; retry");
+  else if (err == caf::sec::cannot_forward_to_invalid_actor)
+    job->reply_error(404, "no swarm for " + hash.hex());
+  else
+    job->reply_error(504, "swarm " + hash.hex() + " did not answer");
+}
+
+/// The detail of one swarm; `owner` is the node it runs on (empty: this one).
+json detail_json(const shared_ptr& sh, const swarm_status& s, caf::actor_id id,
+                 const std::string& owner) {
+  // The swarm's own actor id (a forwarder's answer carries the owner's).
+  json j = summary_json(s, s.actor_id != 0 ? s.actor_id : id);
+  j["owner_node"] = owner.empty() ? sh->node_name() : owner;
   j["peer_count"] = s.peer_count;
   json peers = json::array();
   for (const auto& p : s.peers) {
@@ -532,17 +559,23 @@ json detail_json(const shared_ptr& sh, const swarm_status& s, caf::actor_id id) 
   return j;
 }
 
+/// Where the supervisor calls about `loc`'s swarm go: this node's
+/// supervisor, or the forwarder (which hands them to the owner's).
+caf::actor supervisor_for(const shared_ptr& sh, const swarm_location& loc) {
+  return loc.remote ? loc.actor : sh->dir->supervisor();
+}
+
 void get_swarm(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                const info_hash& hash) {
-  caf::actor swarm = sh->dir->find(hash);
-  if (!swarm) return job->reply_error(404, "no swarm for " + hash.hex());
-  const caf::actor_id id = swarm.id();
-  self->request(swarm, sh->cfg.actor_timeout, status_atom::value, caf::get_atom::value,
+  const swarm_location loc = sh->dir->locate(hash);
+  if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
+  const caf::actor_id id = loc.actor.id();
+  self->request(loc.actor, sh->cfg.actor_timeout, status_atom::value, caf::get_atom::value,
                 sh->cfg.max_peers_listed)
       .then(
-          [self, sh, job, id, hash](swarm_status& s) {
-            auto j = std::make_shared<json>(detail_json(sh, s, id));
-            const caf::actor& sup = sh->dir->supervisor();
+          [self, sh, job, id, hash, loc](swarm_status& s) {
+            auto j = std::make_shared<json>(detail_json(sh, s, id, loc.owner));
+            const caf::actor sup = supervisor_for(sh, loc);
             if (!sup) {
               (*j)["policy_pinned"] = false;
               return job->reply_json(200, *j);
@@ -560,12 +593,7 @@ void get_swarm(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                       job->reply_json(200, *j);
                     });
           },
-            [job, hash](caf::error& err) {
-              if (err == caf::sec::request_receiver_down)
-                job->reply_error(503, "swarm " + hash.hex() + " is restarting; retry");
-              else
-                job->reply_error(504, "swarm " + hash.hex() + " did not answer");
-            });
+            [job, hash](caf::error& err) { reply_swarm_error(job, hash, err); });
 }
 
 /// Records an operator's change in the supervisor's event log (`/api/events`).
@@ -577,13 +605,6 @@ void record_event(const shared_ptr& sh, const info_hash& hash, std::string kind,
                    supervisor_event{{}, hash, std::move(kind), std::move(detail)});
 }
 
-/// The error answer to a failed request to a swarm (or through it).
-void reply_swarm_error(const admin_job_ptr& job, const info_hash& hash, const caf::error& err) {
-  if (err == caf::sec::request_receiver_down)
-    job->reply_error(503, "swarm " + hash.hex() + " is restarting; retry");
-  else
-    job->reply_error(504, "swarm " + hash.hex() + " did not answer");
-}
 
 /// POST /api/swarms/<hash>/policy {"policy": name}: a policy name pins it,
 /// "default" unpins (actors/supervisor.hpp). The supervisor applies it (and
@@ -602,19 +623,23 @@ void post_policy(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
     for (auto n : policy_names) names += ", " + std::string(n);
     return job->reply_error(400, "unknown policy '" + name + "'; one of " + names);
   }
-  caf::actor swarm = sh->dir->find(hash);
-  if (!swarm) return job->reply_error(404, "no swarm for " + hash.hex());
+  const swarm_location loc = sh->dir->locate(hash);
+  if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
+  // The node the swarm runs on (through a forwarder, its owner's supervisor
+  // pins it there).
+  const std::string node = loc.owner.empty() ? sh->node_name() : loc.owner;
   // Straight to the swarm (no pinning): without a supervisor, or for a
-  // swarm the supervisor does not know (a forwarder to the node that owns it).
-  auto direct = [self, sh, job, hash, name, swarm]() {
+  // swarm the supervisor does not know.
+  auto direct = [self, sh, job, hash, name, node, swarm = loc.actor]() {
     self->request(swarm, sh->cfg.actor_timeout, policy_atom::value, caf::put_atom::value, name)
         .then(
-            [job, hash, name](std::string& previous) {
+            [job, hash, name, node](std::string& previous) {
               spdlog::info("admin: swarm {}: policy {} -> {}", hash.hex(), previous, name);
               job->reply_json(200, {{"hash", hash.hex()},
                                     {"policy", name},
                                     {"previous", previous},
-                                    {"pinned", false}});
+                                    {"pinned", false},
+                                    {"node", node}});
             },
             [job, hash](caf::error& err) {
               if (err == caf::sec::invalid_argument)
@@ -623,17 +648,18 @@ void post_policy(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                 reply_swarm_error(job, hash, err);
             });
   };
-  const caf::actor& sup = sh->dir->supervisor();
+  const caf::actor sup = supervisor_for(sh, loc);
   if (!sup) return direct();
   self->request(sup, sh->cfg.actor_timeout * 2, policy_atom::value, caf::put_atom::value, hash,
                 name)
       .then(
-          [job, hash](policy_change& c) {
+          [job, hash, node](policy_change& c) {
             job->reply_json(200, {{"hash", hash.hex()},
                                   {"policy", c.policy},
                                   {"previous", c.previous},
                                   {"pinned", c.pinned},
-                                  {"was_pinned", c.was_pinned}});
+                                  {"was_pinned", c.was_pinned},
+                                  {"node", node}});
           },
           [job, hash, direct](caf::error& err) {
             if (err == caf::sec::cannot_forward_to_invalid_actor) return direct();
@@ -643,16 +669,52 @@ void post_policy(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
           });
 }
 
+/// Asks the owner's supervisor, through the forwarder in `loc`, to restart
+/// the swarm; `old_id` is the owner's actor (asked first, so the answer
+/// names the actor that is replaced, as on the owner).
+void restart_remote(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
+                    const info_hash& hash, const swarm_location& loc) {
+  self->request(loc.actor, sh->cfg.actor_timeout, status_atom::value)
+      .then(
+          [self, sh, job, hash, loc](swarm_status& s) {
+            const std::uint64_t old_id = s.actor_id;
+            self->request(loc.actor, sh->cfg.actor_timeout, restart_atom::value, hash)
+                .then(
+                    [job, hash, loc, old_id](std::string& outcome) {
+                      if (outcome == "restarting")
+                        return job->reply_json(202, {{"hash", hash.hex()},
+                                                     {"old_actor_id", old_id},
+                                                     {"status", "restarting"},
+                                                     {"node", loc.owner}});
+                      job->reply_error(409, "swarm " + hash.hex() + " is not supervised on " +
+                                                loc.owner);
+                    },
+                    [job, hash, loc](caf::error& err) {
+                      if (err == caf::sec::cannot_forward_to_invalid_actor)
+                        return job->reply_error(409, "swarm " + hash.hex() +
+                                                         " is not supervised on " + loc.owner);
+                      reply_swarm_error(job, hash, err);
+                    });
+          },
+          [job, hash](caf::error& err) { reply_swarm_error(job, hash, err); });
+}
+
 /// POST /api/swarms/<hash>/restart: the supervisor kills the swarm actor
-/// and restarts it from its state (logged there with the old and new actor).
+/// and restarts it from its state (logged there with the old and new actor);
+/// for a swarm another node owns, that node's supervisor does.
 void post_restart(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                   const info_hash& hash) {
-  caf::actor swarm = sh->dir->find(hash);
-  if (!swarm) return job->reply_error(404, "no swarm for " + hash.hex());
+  const swarm_location loc = sh->dir->locate(hash);
+  if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
+  // Never the forwarder itself: killing it would only drop the route.
+  if (loc.remote) return restart_remote(self, sh, job, hash, loc);
+  const caf::actor& swarm = loc.actor;
   const caf::actor_id old_id = swarm.id();
-  auto accepted = [job, hash, old_id]() {
-    job->reply_json(202,
-                    {{"hash", hash.hex()}, {"old_actor_id", old_id}, {"status", "restarting"}});
+  auto accepted = [job, hash, old_id, node = sh->node_name()]() {
+    job->reply_json(202, {{"hash", hash.hex()},
+                          {"old_actor_id", old_id},
+                          {"status", "restarting"},
+                          {"node", node}});
   };
   const caf::actor& sup = sh->dir->supervisor();
   if (!sup) {
@@ -687,7 +749,7 @@ void post_move(const shared_ptr& sh, const admin_job_ptr& job, const info_hash& 
   if (auto why = sh->dir->move(hash, node); !why.empty())
     return job->reply_error(409, "cannot move swarm " + hash.hex() + ": " + why);
   const auto v = sh->dir->view();
-  const std::string from = v ? v->self : sh->node_name;
+  const std::string from = sh->node_name();
   spdlog::info("admin: swarm {}: owner {} -> {} (moving)", hash.hex(), from, node);
   record_event(sh, hash, "operator-move", from + " -> " + node);
   job->reply_json(202, {{"hash", hash.hex()}, {"node", node}, {"status", "moving"}});
@@ -702,14 +764,14 @@ void get_cluster(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job)
   auto view = sh->dir->view();
   auto local = self->system().registry().get(cluster::node_registry_key);
   if (!view || !local) {
-    json me = {{"name", sh->node_name},
+    json me = {{"name", sh->node_name()},
                {"state", "live"},
                {"address", nullptr},
                {"swarms", sh->dir->size()},
                {"handoffs_pending", 0},
                {"self", true}};
     return job->reply_json(200, {{"enabled", false},
-                                 {"node", sh->node_name},
+                                 {"node", sh->node_name()},
                                  {"members", json::array({me})},
                                  {"migrations", json::array()}});
   }
@@ -836,9 +898,11 @@ void get_remediations(actor_ptr self, const shared_ptr& sh, const admin_job_ptr&
 
 void post_remediation(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                       const info_hash& hash, bool start) {
-  const caf::actor& sup = sh->dir->supervisor();
+  const swarm_location loc = sh->dir->locate(hash);
+  if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
+  // A remote swarm's remediation runs under its owner's supervisor.
+  const caf::actor sup = supervisor_for(sh, loc);
   if (!sup) return job->reply_error(503, "no supervisor is running");
-  if (!sh->dir->find(hash)) return job->reply_error(404, "no swarm for " + hash.hex());
   auto on_answer = [job, hash, start](std::string& outcome) {
     if (outcome == "started")
       return job->reply_json(202, {{"swarm", hash.hex()}, {"started", true}});
@@ -855,7 +919,11 @@ void post_remediation(actor_ptr self, const shared_ptr& sh, const admin_job_ptr&
   // Stopping waits until the swarm runs on its defaults again (see
   // actors/supervisor.hpp): allow it a little more than other requests.
   const auto timeout = start ? sh->cfg.actor_timeout : sh->cfg.actor_timeout * 3;
-  auto on_error = [job](caf::error&) { job->reply_error(504, "supervisor did not answer"); };
+  auto on_error = [job](caf::error& err) {
+    if (err == caf::sec::cannot_forward_to_invalid_actor)
+      return job->reply_error(503, "no supervisor is running on the swarm's node");
+    job->reply_error(504, "supervisor did not answer");
+  };
   if (start)
     self->request(sup, timeout, remediate_atom::value, start_atom::value, hash)
         .then(on_answer, on_error);
@@ -1511,7 +1579,9 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
   }
 
   void respond_error(unsigned status, const std::string& message, bool keep_alive) {
-    respond(status, "application/json", json{{"error", message}}.dump() + "\n", keep_alive);
+    respond(status, "application/json",
+            json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+            keep_alive);
   }
 
   void respond(unsigned status, std::string content_type, std::string body, bool keep_alive) {
@@ -1600,7 +1670,7 @@ admin_server::admin_server(caf::actor_system& sys, swarm_directory& dir, const a
   sh->dir = &dir;
   sh->udp = udp;
   sh->http = http;
-  sh->node_name = hostname();
+  sh->host_name = hostname();
   impl_ = std::make_unique<impl>(sys, std::move(sh));
 }
 

@@ -13,6 +13,10 @@
 ///       a forwarded request; served by the local swarm (created for an
 ///       announce), or forwarded once more while the views disagree
 ///       (`hops` bounds it)
+///   (swarm_call_atom, info_hash, uint8_t hops, caf::message call)
+///   (supervisor_call_atom, info_hash, uint8_t hops, caf::message call)
+///       an operator call on a swarm this node owns, answered by its swarm
+///       or this node's supervisor (actors/cluster/remote_calls.hpp)
 ///   (caf::migrate_atom, caf::put_atom, swarm_snapshot) -> caf::ok_atom
 ///       take over a swarm (migration): merged into the local swarm of
 ///       that hash, spawned if needed

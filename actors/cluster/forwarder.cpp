@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/cluster/cluster_messages.hpp"
+#include "actors/cluster/remote_calls.hpp"
 
 namespace sk::cluster {
 
@@ -38,12 +39,81 @@ void settled(forwarder_ptr self) {
   if (st.closing && st.in_flight == 0) self->quit();
 }
 
-/// Hops of a request this node forwards (the owner may forward it once more
-/// while views disagree; see node.cpp).
-constexpr std::uint8_t first_hop = 1;
+/// A swarm operator call (remote_calls.hpp): to the owner's node actor in
+/// an envelope, or straight to the local swarm after a failed handoff.
+caf::result<caf::message> swarm_call(forwarder_ptr self, caf::message call,
+                                     std::uint8_t hops = first_hop) {
+  auto& st = self->state;
+  ++st.activity;
+  if (st.local) {
+    if (!is_swarm_call(call)) return caf::make_error(caf::sec::unexpected_message);
+    return self->delegate(st.target, std::move(call));
+  }
+  return self->delegate(st.target, swarm_call_atom::value, st.hash, hops, std::move(call));
+}
+
+/// A supervisor operator call about this forwarder's swarm: to the owner's
+/// node actor, or to this node's supervisor after a failed handoff.
+caf::result<caf::message> supervisor_call(forwarder_ptr self, caf::message call,
+                                          std::uint8_t hops = first_hop) {
+  auto& st = self->state;
+  ++st.activity;
+  if (!is_supervisor_call(call, st.hash)) return caf::make_error(caf::sec::unexpected_message);
+  if (st.local) {
+    auto h = st.host.lock();
+    caf::actor sup = h ? h->local_supervisor() : caf::actor{};
+    if (!sup) return caf::make_error(caf::sec::cannot_forward_to_invalid_actor, "no supervisor");
+    return self->delegate(sup, std::move(call));
+  }
+  return self->delegate(st.target, supervisor_call_atom::value, st.hash, hops, std::move(call));
+}
 
 caf::behavior forward_mode(forwarder_ptr self) {
   return {
+      // -- operator calls: the owner's swarm answers -----------------------------
+      [self](status_atom a) { return swarm_call(self, caf::make_message(a)); },
+      [self](status_atom a, caf::get_atom g, std::uint32_t max_peers) {
+        return swarm_call(self, caf::make_message(a, g, max_peers));
+      },
+      [self](history_atom a, caf::get_atom g) { return swarm_call(self, caf::make_message(a, g)); },
+      [self](knobs_atom a, caf::get_atom g) { return swarm_call(self, caf::make_message(a, g)); },
+      [self](knobs_atom a, caf::put_atom p, const swarm_knobs& k) {
+        return swarm_call(self, caf::make_message(a, p, k));
+      },
+      [self](policy_atom a, caf::get_atom g) { return swarm_call(self, caf::make_message(a, g)); },
+      [self](policy_atom a, caf::put_atom p, const std::string& name) {
+        return swarm_call(self, caf::make_message(a, p, name));
+      },
+      [self](health_atom a, caf::get_atom g) { return swarm_call(self, caf::make_message(a, g)); },
+      // -- operator calls: the owner's supervisor answers ------------------------
+      [self](restart_atom a, const info_hash& h) {
+        return supervisor_call(self, caf::make_message(a, h));
+      },
+      [self](policy_atom a, caf::put_atom p, const info_hash& h, const std::string& name) {
+        return supervisor_call(self, caf::make_message(a, p, h, name));
+      },
+      [self](policy_atom a, caf::get_atom g, const info_hash& h) {
+        return supervisor_call(self, caf::make_message(a, g, h));
+      },
+      [self](remediate_atom a, start_atom s, const info_hash& h) {
+        return supervisor_call(self, caf::make_message(a, s, h));
+      },
+      [self](remediate_atom a, stop_atom s, const info_hash& h) {
+        return supervisor_call(self, caf::make_message(a, s, h));
+      },
+      // Calls another node forwarded here while this node forwards the hash
+      // too: one more hop (the node actor refuses beyond max_hops).
+      [self](swarm_call_atom, const info_hash& h, std::uint8_t hops, caf::message& call)
+          -> caf::result<caf::message> {
+        if (h != self->state.hash) return caf::make_error(caf::sec::invalid_argument);
+        return swarm_call(self, std::move(call), static_cast<std::uint8_t>(hops + 1));
+      },
+      [self](supervisor_call_atom, const info_hash& h, std::uint8_t hops, caf::message& call)
+          -> caf::result<caf::message> {
+        if (h != self->state.hash) return caf::make_error(caf::sec::invalid_argument);
+        return supervisor_call(self, std::move(call), static_cast<std::uint8_t>(hops + 1));
+      },
+      // -- the network layer's messages ------------------------------------------
       [self](announce_atom, const swarm_announce& a) -> caf::result<caf::message> {
         auto& st = self->state;
         ++st.activity;

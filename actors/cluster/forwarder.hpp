@@ -12,6 +12,13 @@
 ///       "try again")
 ///   (scrape_atom) -> swarm_stats                           delegated
 ///   (scrape_atom, scrape_ticket_ptr)        asked, then settled locally
+///
+/// and every operator call of the swarm and of the supervisor about it
+/// (actors/cluster/remote_calls.hpp: status, history, knobs, policy,
+/// health; restart, pinned policy, remediation start/stop), sent in an
+/// envelope to the owner's node actor; the owner's swarm or supervisor
+/// answers the requester directly. And its own:
+///
 ///   (caf::leave_atom)      stop: answer what is in flight, then quit
 ///
 /// Handoff (migration of a local swarm to its new owner):
@@ -59,6 +66,10 @@ class forward_host : public swarm_registry {
 
   /// The current cluster picture (a failed handoff retries with its owner).
   virtual cluster_view_ptr current_view() const = 0;
+
+  /// This node's supervisor (invalid: none); supervisor calls of a swarm
+  /// kept here after a failed handoff go there.
+  virtual caf::actor local_supervisor() const = 0;
 
   /// Handoffs started and not yet finished (either way); a graceful leave
   /// waits for 0.

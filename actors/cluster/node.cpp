@@ -14,6 +14,7 @@
 
 #include "actors/cluster/cluster_messages.hpp"
 #include "actors/cluster/rebalance.hpp"
+#include "actors/cluster/remote_calls.hpp"
 #include "actors/cluster/secret.hpp"
 #include "actors/cluster/view.hpp"
 #include "actors/directory.hpp"
@@ -29,10 +30,6 @@ using confirm_atom = caf::atom_constant<caf::atom("confirm")>;
 using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
 /// (load_atom, member name, announces/s): a member's load (rebalancing).
 using load_atom = caf::atom_constant<caf::atom("load")>;
-
-/// A forwarded request may be forwarded once more while two nodes disagree
-/// about the owner (views converge within a heartbeat); never more.
-constexpr std::uint8_t max_hops = 2;
 
 struct replica {
   swarm_snapshot snap;
@@ -501,6 +498,14 @@ caf::behavior node_actor(node_ptr self, swarm_directory* dir, cluster_config cfg
         if (!remote) return self->delegate(target, scrape_atom::value);
         if (hops >= max_hops) return caf::make_message(swarm_stats{});
         return self->delegate(target, scrape_atom::value, h, hops);
+      },
+      // Operator calls on a swarm this node owns (remote_calls.hpp).
+      [self](swarm_call_atom, const info_hash& h, std::uint8_t hops, const caf::message& call) {
+        return serve_swarm_call(self, *self->state.dir, h, hops, call);
+      },
+      [self](supervisor_call_atom, const info_hash& h, std::uint8_t hops,
+             const caf::message& call) {
+        return serve_supervisor_call(self, *self->state.dir, h, hops, call);
       },
       [self](caf::migrate_atom, caf::put_atom, const swarm_snapshot& s) -> caf::result<caf::ok_atom> {
         if (!self->state.dir->install(s)) return caf::make_error(caf::sec::request_receiver_down);

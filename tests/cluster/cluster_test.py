@@ -17,7 +17,11 @@
    GET /api/cluster on every node shows the same three live members and
    swarm counts that add up to the torrents; after an operator move the
    receiving node records the migration (with its peer count), and
-   `swarmctl members` (--swarmctl) shows the three nodes.
+   `swarmctl members` (--swarmctl) shows the three nodes. Through a node
+   that does not own a swarm, the admin API answers as the owner does:
+   status (peers, owner_node, actor), a policy pinned on the owner, a
+   restart of the owner's actor (peers kept); /api/node names the cluster
+   node.
 5. B gets SIGTERM: it hands its swarms over and exits 0; nothing is lost.
 6. C gets SIGKILL: A notices within the connection timeout, keeps
    answering, and C's peers come back from the replica A holds.
@@ -422,6 +426,8 @@ def run(a, b, c, rogue, nodes):
         fail("a reports c's address as %r" % addresses["c"], nodes)
     log("GET /api/cluster: every node sees a, b, c live; swarm counts add up")
 
+    operator_calls_through_non_owners(a, b, c, torrents, nodes)
+
     # -- operator move (admin API) -------------------------------------------
     status, listing = a.admin("GET", "/api/swarms")
     if status != 200:
@@ -507,6 +513,121 @@ def run(a, b, c, rogue, nodes):
         fail("a did not take over c's swarms from replicas", nodes)
     log("c was killed; a answers and c's peers came back from the replicas "
         "(%d swarms had moved to c)" % moved_to_c)
+
+
+def owners_of(nodes_up, torrents, nodes):
+    """info_hash hex -> the node whose admin API lists it as a local swarm."""
+    owner = {}
+    for n in nodes_up:
+        status, listing = n.admin("GET", "/api/swarms?limit=1000")
+        if status != 200:
+            fail("GET /api/swarms on %s: %d %r" % (n.name, status, listing), nodes)
+        for s in listing["swarms"]:
+            if s["hash"] in owner:
+                fail("swarm %s is local on both %s and %s" % (s["hash"], owner[s["hash"]].name,
+                                                              n.name), nodes)
+            owner[s["hash"]] = n
+    for t in torrents:
+        if t.hex() not in owner:
+            fail("no node lists swarm %s" % t.hex(), nodes)
+    return owner
+
+
+def operator_calls_through_non_owners(a, b, c, torrents, nodes):
+    """The admin API of a node that does not own a swarm answers for it as
+    its owner does: status, a pinned policy, a restart."""
+    live = [a, b, c]
+    for n in live:
+        status, body = n.admin("GET", "/api/node")
+        if status != 200 or body["node"] != n.name or body["cluster_node"] != n.name:
+            fail("GET /api/node on %s names %r (want the cluster name %s)" %
+                 (n.name, body.get("node") if isinstance(body, dict) else body, n.name), nodes)
+    owner = owners_of(live, torrents, nodes)
+
+    def detail(n, h):
+        status, body = n.admin("GET", "/api/swarms/" + h)
+        if status != 200:
+            fail("GET /api/swarms/%s on %s (owner %s): %d %r" %
+                 (h, n.name, owner[h].name, status, body), nodes)
+        return body
+
+    def listed(d):
+        return sorted((p["port"], p["peer_id"]) for p in d["peers_listed"])
+
+    # Status: every swarm through every node that does not own it.
+    for t in torrents:
+        h = t.hex()
+        o = owner[h]
+        mine = detail(o, h)
+        if mine["owner_node"] != o.name:
+            fail("the owner %s names %r as owner_node of %s" % (o.name, mine["owner_node"], h),
+                 nodes)
+        for n in live:
+            if n is o:
+                continue
+            theirs = detail(n, h)
+            for key in ("owner_node", "peers", "peer_count", "actor_id", "seeders", "leechers"):
+                if theirs[key] != mine[key]:
+                    fail("GET /api/swarms/%s on %s: %s is %r, the owner %s says %r" %
+                         (h, n.name, key, theirs[key], o.name, mine[key]), nodes)
+            if listed(theirs) != listed(mine):
+                fail("GET /api/swarms/%s on %s lists other peers than the owner %s" %
+                     (h, n.name, o.name), nodes)
+    unknown = "ab" * 20
+    for n in live:
+        status, body = n.admin("GET", "/api/swarms/" + unknown)
+        if status != 404:
+            fail("GET /api/swarms/<unknown> on %s: %d %r (want 404)" % (n.name, status, body),
+                 nodes)
+    log("every swarm's status through each node that does not own it equals the owner's "
+        "(%d swarms); an unknown one is 404 everywhere" % len(torrents))
+
+    # Policy and restart of one swarm b or c owns, through a.
+    remote = [t.hex() for t in torrents if owner[t.hex()] is not a]
+    if not remote:
+        fail("a owns every torrent; nothing to ask through a", nodes)
+    h = remote[0]
+    o = owner[h]
+    status, body = a.admin("POST", "/api/swarms/%s/policy" % h, {"policy": "role-aware"})
+    if status != 200 or not body.get("pinned") or body.get("node") != o.name or \
+            body.get("policy") != "role-aware":
+        fail("POST policy of %s through a (owner %s): %d %r" % (h, o.name, status, body), nodes)
+    for n in (o, a):
+        d = detail(n, h)
+        if d["knobs"]["policy"] != "role-aware" or d["policy_pinned"] is not True:
+            fail("after pinning through a, %s shows policy %r pinned %r" %
+                 (n.name, d["knobs"]["policy"], d["policy_pinned"]), nodes)
+    status, events = o.admin("GET", "/api/events")
+    if status != 200 or not any(e["hash"] == h and e["kind"] == "operator-policy"
+                                for e in events["events"]):
+        fail("the owner %s did not record the operator's policy change" % o.name, nodes)
+    status, body = a.admin("POST", "/api/swarms/%s/policy" % h, {"policy": "default"})
+    if status != 200 or body.get("pinned") is not False or body.get("was_pinned") is not True:
+        fail("unpinning %s through a: %d %r" % (h, status, body), nodes)
+    if detail(o, h)["policy_pinned"] is not False:
+        fail("%s is still pinned on %s after 'default' through a" % (h, o.name), nodes)
+    log("a policy set through a is pinned on the owner %s, and 'default' unpins it" % o.name)
+
+    before = detail(o, h)
+    status, body = a.admin("POST", "/api/swarms/%s/restart" % h)
+    if status != 202 or body.get("old_actor_id") != before["actor_id"] or \
+            body.get("node") != o.name:
+        fail("POST restart of %s through a (owner %s, actor %d): %d %r" %
+             (h, o.name, before["actor_id"], status, body), nodes)
+    wait_for("a new actor for %s on %s" % (h, o.name),
+             lambda: detail(o, h)["actor_id"] != before["actor_id"], nodes)
+    after = detail(o, h)
+    if after["peer_count"] != before["peer_count"] or listed(after) != listed(before):
+        fail("the restart through a lost peers: %d -> %d" %
+             (before["peer_count"], after["peer_count"]), nodes)
+    through = detail(a, h)
+    if through["actor_id"] != after["actor_id"]:
+        fail("a shows actor %r for %s, the owner %r" % (through["actor_id"], h, after["actor_id"]),
+             nodes)
+    if "restarted by an operator" not in o.text():
+        fail("the owner %s did not log the operator's restart" % o.name, nodes)
+    log("a restart through a replaced the owner %s's actor %d by %d; its %d peers kept" %
+        (o.name, before["actor_id"], after["actor_id"], after["peer_count"]))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 #include <caf/all.hpp>
 
 #include "actors/cluster/cluster_messages.hpp"
+#include "actors/cluster/remote_calls.hpp"
 #include "actors/directory.hpp"
 
 namespace sk::cluster {
@@ -199,6 +200,276 @@ TEST_F(ForwardingTest, ViewChangeHandsTheSwarmToItsNewOwner) {
   EXPECT_TRUE(eventually([&] { return node_state_->migrations.load() == 1; }));
   EXPECT_EQ(node_state_->migrated_peers.load(), 1u);
   EXPECT_EQ(dir_->size(), 0u);
+}
+
+// -- operator calls through a forwarder ----------------------------------------
+
+/// A node actor for `dir` with the node actor's own forwarding handlers
+/// (remote_calls.hpp), so two directories in one process form a cluster.
+caf::behavior test_node(caf::event_based_actor* self, swarm_directory* dir) {
+  return {
+      [self, dir](swarm_call_atom, const info_hash& h, std::uint8_t hops,
+                  const caf::message& call) {
+        return serve_swarm_call(self, *dir, h, hops, call);
+      },
+      [self, dir](supervisor_call_atom, const info_hash& h, std::uint8_t hops,
+                  const caf::message& call) {
+        return serve_supervisor_call(self, *dir, h, hops, call);
+      },
+  };
+}
+
+/// Nodes a and b: each a directory with a supervisor and a node actor; b's
+/// swarms are reached from a through forwarders.
+class RemoteCallsTest : public ::testing::Test {
+ protected:
+  RemoteCallsTest() {
+    register_message_types(cfg_);
+    register_types(cfg_);
+    cfg_.set("scheduler.max-threads", 2);
+    sys_ = std::make_unique<caf::actor_system>(cfg_);
+    for (auto* d : {&a_, &b_}) {
+      *d = std::make_unique<swarm_directory>(*sys_, swarm_config{});
+      (*d)->start_supervisor(supervisor_config{});
+    }
+    node_a_ = sys_->spawn(test_node, a_.get());
+    node_b_ = sys_->spawn(test_node, b_.get());
+    view_a_ = make_view("a", "b", node_b_);
+    view_b_ = make_view("b", "a", node_a_);
+    a_->set_view(view_a_);
+    b_->set_view(view_b_);
+    self_ = std::make_unique<caf::scoped_actor>(*sys_);
+  }
+  ~RemoteCallsTest() override {
+    a_->stop_all();
+    b_->stop_all();
+    caf::anon_send_exit(node_a_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(node_b_, caf::exit_reason::user_shutdown);
+  }
+  static cluster_view_ptr make_view(std::string self, std::string other, caf::actor node) {
+    auto v = std::make_shared<cluster_view>();
+    v->self = self;
+    v->names = {"a", "b"};
+    v->nodes[other] = std::move(node);
+    return v;
+  }
+  /// A swarm on b with `n` peers.
+  caf::actor swarm_on_b(const info_hash& h, std::uint32_t n) {
+    auto swarm = b_->route(h);
+    for (std::uint32_t i = 0; i < n; ++i)
+      (*self_)->request(swarm, 5s, announce_atom::value, announce_for(h, i))
+          .receive([](const announce_result&) {},
+                   [&](caf::error& e) { ADD_FAILURE() << sys_->render(e); });
+    return swarm;
+  }
+  template <class T, class... Ts>
+  caf::expected<T> ask(const caf::actor& to, Ts&&... xs) {
+    caf::expected<T> out{caf::sec::request_timeout};
+    (*self_)->request(to, 5s, std::forward<Ts>(xs)...)
+        .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
+    return out;
+  }
+  template <class Pred>
+  bool eventually(Pred p) {
+    for (int i = 0; i < 1000; ++i) {
+      if (p()) return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return p();
+  }
+
+  caf::actor_system_config cfg_;
+  std::unique_ptr<caf::actor_system> sys_;
+  std::unique_ptr<swarm_directory> a_, b_;
+  caf::actor node_a_, node_b_;
+  cluster_view_ptr view_a_, view_b_;
+  /// Asks on behalf of the test (destroyed before the actor system).
+  std::unique_ptr<caf::scoped_actor> self_;
+};
+
+TEST_F(RemoteCallsTest, StatusPolicyAndKnobsOfTheOwnersSwarm) {
+  const auto h = hash_owned_by("b", *view_a_, 5);
+  auto swarm = swarm_on_b(h, 3);
+  const auto loc = a_->locate(h);
+  ASSERT_TRUE(loc.actor);
+  EXPECT_TRUE(loc.remote);
+  EXPECT_EQ(loc.owner, "b");
+  EXPECT_NE(loc.actor, swarm);
+  EXPECT_EQ(b_->locate(h).owner, "b");
+  EXPECT_FALSE(b_->locate(h).remote);
+
+  auto st = ask<swarm_status>(loc.actor, status_atom::value, caf::get_atom::value,
+                              std::uint32_t{10});
+  ASSERT_TRUE(st) << sys_->render(st.error());
+  EXPECT_EQ(st->hash, h);
+  EXPECT_EQ(st->peer_count, 3u);
+  EXPECT_EQ(st->peers.size(), 3u);
+  EXPECT_EQ(st->actor_id, swarm.id());
+
+  // Pinned by b's supervisor: asked through a, and asked on b.
+  auto change = ask<policy_change>(loc.actor, policy_atom::value, caf::put_atom::value, h,
+                                   std::string("role-aware"));
+  ASSERT_TRUE(change) << sys_->render(change.error());
+  EXPECT_TRUE(change->pinned);
+  EXPECT_EQ(change->policy, "role-aware");
+  auto pinned_a = ask<bool>(loc.actor, policy_atom::value, caf::get_atom::value, h);
+  auto pinned_b = ask<bool>(b_->supervisor(), policy_atom::value, caf::get_atom::value, h);
+  ASSERT_TRUE(pinned_a && pinned_b);
+  EXPECT_TRUE(*pinned_a);
+  EXPECT_TRUE(*pinned_b);
+  auto policy = ask<std::string>(swarm, policy_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(policy);
+  EXPECT_EQ(*policy, "role-aware");
+  // a's own supervisor knows nothing of it.
+  auto pinned_here = ask<bool>(a_->supervisor(), policy_atom::value, caf::get_atom::value, h);
+  ASSERT_TRUE(pinned_here);
+  EXPECT_FALSE(*pinned_here);
+
+  // Knobs and the plain swarm calls.
+  auto knobs = ask<swarm_knobs>(loc.actor, knobs_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(knobs);
+  swarm_knobs k = *knobs;
+  k.interval_scale = 2.0;
+  auto previous = ask<swarm_knobs>(loc.actor, knobs_atom::value, caf::put_atom::value, k);
+  ASSERT_TRUE(previous);
+  EXPECT_EQ(previous->interval_scale, 1.0);
+  auto now = ask<swarm_knobs>(swarm, knobs_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->interval_scale, 2.0);
+  auto history = ask<std::vector<remediation_record>>(loc.actor, history_atom::value,
+                                                       caf::get_atom::value);
+  EXPECT_TRUE(history);
+  // No health tick yet: the swarm's own error comes back.
+  auto health = ask<health_report>(loc.actor, health_atom::value, caf::get_atom::value);
+  ASSERT_FALSE(health);
+  EXPECT_EQ(health.error(), caf::sec::runtime_error);
+}
+
+TEST_F(RemoteCallsTest, RestartReplacesTheOwnersSwarmNotTheForwarder) {
+  const auto h = hash_owned_by("b", *view_a_, 6);
+  auto swarm = swarm_on_b(h, 4);
+  const auto loc = a_->locate(h);
+  ASSERT_TRUE(loc.remote);
+  auto outcome = ask<std::string>(loc.actor, restart_atom::value, h);
+  ASSERT_TRUE(outcome) << sys_->render(outcome.error());
+  EXPECT_EQ(*outcome, "restarting");
+  ASSERT_TRUE(eventually([&] {
+    auto now = b_->find(h);
+    return now && now != swarm;
+  }));
+  // Same forwarder, new actor on b, peers kept.
+  EXPECT_EQ(a_->locate(h).actor, loc.actor);
+  auto st = ask<swarm_status>(loc.actor, status_atom::value);
+  ASSERT_TRUE(st) << sys_->render(st.error());
+  EXPECT_EQ(st->actor_id, b_->find(h).id());
+  EXPECT_NE(st->actor_id, swarm.id());
+  EXPECT_EQ(st->peer_count, 4u);
+}
+
+TEST_F(RemoteCallsTest, RemediationStartAndStopOnTheOwner) {
+  const auto h = hash_owned_by("b", *view_a_, 7);
+  swarm_on_b(h, 2);
+  const auto loc = a_->locate(h);
+  auto started = ask<std::string>(loc.actor, remediate_atom::value, start_atom::value, h);
+  ASSERT_TRUE(started) << sys_->render(started.error());
+  EXPECT_EQ(*started, "started");
+  auto active = ask<std::vector<info_hash>>(b_->supervisor(), remediate_atom::value,
+                                            caf::get_atom::value);
+  ASSERT_TRUE(active);
+  EXPECT_EQ(*active, std::vector<info_hash>{h});
+  auto stopped = ask<std::string>(loc.actor, remediate_atom::value, stop_atom::value, h);
+  ASSERT_TRUE(stopped) << sys_->render(stopped.error());
+  EXPECT_EQ(*stopped, "stopped");
+}
+
+TEST_F(RemoteCallsTest, UnknownSwarmOnTheOwnerIsNotFound) {
+  const auto h = hash_owned_by("b", *view_a_, 8);
+  const auto loc = a_->locate(h);  // a forwarder; b has no swarm
+  ASSERT_TRUE(loc.remote);
+  auto st = ask<swarm_status>(loc.actor, status_atom::value);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error(), caf::sec::cannot_forward_to_invalid_actor);
+  EXPECT_EQ(b_->size(), 0u);  // asking creates nothing
+  auto outcome = ask<std::string>(loc.actor, restart_atom::value, h);
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(*outcome, "unknown");
+}
+
+TEST_F(RemoteCallsTest, OwnerRefusesCallsOutsideTheOperatorInterface) {
+  const auto h = hash_owned_by("b", *view_a_, 9);
+  auto swarm = swarm_on_b(h, 1);
+  // A migration request in an envelope would end the swarm: refused.
+  auto snap = ask<swarm_snapshot>(node_b_, swarm_call_atom::value, h, first_hop,
+                                  caf::make_message(caf::migrate_atom::value, caf::get_atom::value));
+  ASSERT_FALSE(snap);
+  EXPECT_EQ(snap.error(), caf::sec::unexpected_message);
+  // A supervisor call about another hash than the envelope's: refused.
+  auto other = hash_owned_by("b", *view_a_, 10);
+  auto outcome = ask<std::string>(node_b_, supervisor_call_atom::value, h, first_hop,
+                                  caf::make_message(restart_atom::value, other));
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error(), caf::sec::unexpected_message);
+  EXPECT_EQ(b_->find(h), swarm);
+  auto st = ask<swarm_status>(swarm, status_atom::value);
+  EXPECT_TRUE(st);
+}
+
+TEST_F(RemoteCallsTest, DisagreeingViewsEndAfterMaxHops) {
+  // a thinks b owns h; b (leaving: its view lists a only) thinks a does and
+  // has a forwarder for it. The call goes a -> b -> a and is refused there
+  // instead of circling.
+  const auto h = hash_owned_by("b", *view_a_, 11);
+  auto leaving = std::make_shared<cluster_view>(*view_b_);
+  leaving->names = {"a"};
+  b_->set_view(leaving);
+  const auto at_b = b_->locate(h);
+  ASSERT_TRUE(at_b.remote);
+  EXPECT_EQ(at_b.owner, "a");
+  auto st = ask<swarm_status>(a_->locate(h).actor, status_atom::value);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error(), caf::sec::request_receiver_down);
+  auto outcome = ask<std::string>(a_->locate(h).actor, restart_atom::value, h);
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error(), caf::sec::request_receiver_down);
+}
+
+TEST_F(RemoteCallsTest, EnvelopeCrossesTheWire) {
+  // Everything in an envelope and its answers is a registered type.
+  const auto h = hash_owned_by("b", *view_a_, 12);
+  swarm_knobs k;
+  k.interval_scale = 0.5;
+  const caf::message calls[] = {
+      caf::make_message(swarm_call_atom::value, h, first_hop,
+                        caf::make_message(status_atom::value, caf::get_atom::value,
+                                          std::uint32_t{7})),
+      caf::make_message(swarm_call_atom::value, h, first_hop,
+                        caf::make_message(knobs_atom::value, caf::put_atom::value, k)),
+      caf::make_message(supervisor_call_atom::value, h, first_hop,
+                        caf::make_message(policy_atom::value, caf::put_atom::value, h,
+                                          std::string("role-aware"))),
+  };
+  for (const auto& m : calls) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{*sys_, buf};
+    auto copy = m;
+    ASSERT_FALSE(sink(copy));
+    caf::message out;
+    caf::binary_deserializer source{*sys_, buf};
+    ASSERT_FALSE(source(out));
+    ASSERT_TRUE((out.match_elements<caf::atom_value, info_hash, std::uint8_t, caf::message>()));
+    const auto& call = out.get_as<caf::message>(3);
+    if (out.get_as<caf::atom_value>(0) == swarm_call_atom::value)
+      EXPECT_TRUE(is_swarm_call(call));
+    else
+      EXPECT_TRUE(is_supervisor_call(call, h));
+    EXPECT_EQ(call.size(), m.get_as<caf::message>(3).size());
+  }
+  for (auto answer : {caf::make_message(swarm_status{}), caf::make_message(policy_change{}),
+                      caf::make_message(swarm_knobs{})}) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{*sys_, buf};
+    EXPECT_FALSE(sink(answer));
+  }
 }
 
 }  // namespace
