@@ -427,7 +427,26 @@ caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
       on_swarm_down(self, dm, hash);
     }
   });
-  return {
+  // The per-swarm operator calls (swarm_supervision_interface), checked by
+  // the compiler.
+  swarm_supervision_interface::behavior_type interface_part{
+      [self](restart_atom, const info_hash& hash) { return operator_restart(self, hash); },
+      [self](policy_atom, caf::put_atom, const info_hash& hash, const std::string& name) {
+        return operator_policy(self, hash, name);
+      },
+      [self](policy_atom, caf::get_atom, const info_hash& hash) {
+        auto it = self->state.swarms.find(hash);
+        return it != self->state.swarms.end() && it->second.pinned.has_value();
+      },
+      [self](remediate_atom, start_atom, const info_hash& hash) {
+        return operator_start(self, hash);
+      },
+      [self](remediate_atom, stop_atom, const info_hash& hash) {
+        return operator_stop(self, hash);
+      },
+  };
+  return with_own_handlers(
+      std::move(interface_part),
       [self](watch_atom, const info_hash& hash, const caf::actor& swarm, swarm_core_ptr& core) {
         watch(self, hash, swarm, std::move(core));
       },
@@ -445,21 +464,7 @@ caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
         }
         return out;
       },
-      [self](remediate_atom, start_atom, const info_hash& hash) {
-        return operator_start(self, hash);
-      },
-      [self](remediate_atom, stop_atom, const info_hash& hash) {
-        return operator_stop(self, hash);
-      },
       [self](counters_atom) { return self->state.counters; },
-      [self](policy_atom, caf::put_atom, const info_hash& hash, const std::string& name) {
-        return operator_policy(self, hash, name);
-      },
-      [self](policy_atom, caf::get_atom, const info_hash& hash) {
-        auto it = self->state.swarms.find(hash);
-        return it != self->state.swarms.end() && it->second.pinned.has_value();
-      },
-      [self](restart_atom, const info_hash& hash) { return operator_restart(self, hash); },
       [self](events_atom, caf::put_atom, supervisor_event& e) {
         // Time is the supervisor's, like every other event's.
         note(self, e.hash, std::move(e.kind), std::move(e.detail));
@@ -467,8 +472,7 @@ caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
       [self](caf::get_atom, const info_hash& hash) {
         auto it = self->state.swarms.find(hash);
         return it != self->state.swarms.end() ? it->second.swarm : caf::actor{};
-      },
-  };
+      });
 }
 
 caf::actor spawn_supervisor(caf::actor_system& sys, const supervisor_config& cfg,

@@ -84,6 +84,19 @@
 
 namespace sk {
 
+/// The supervisor's operator calls about one swarm (see the interface
+/// above). A forwarder implements them too, for its swarm: they go to the
+/// supervisor of the node that owns it (actors/cluster/forwarder.hpp). Both
+/// build these handlers as a checked `behavior_type` (see
+/// `swarm_interface`); `caf::actor_cast` of either handle to this type is
+/// sound.
+using swarm_supervision_interface = caf::typed_actor<
+    caf::replies_to<restart_atom, info_hash>::with<std::string>,
+    caf::replies_to<policy_atom, caf::put_atom, info_hash, std::string>::with<policy_change>,
+    caf::replies_to<policy_atom, caf::get_atom, info_hash>::with<bool>,
+    caf::replies_to<remediate_atom, start_atom, info_hash>::with<std::string>,
+    caf::replies_to<remediate_atom, stop_atom, info_hash>::with<std::string>>;
+
 /// Supervisor tunables.
 struct supervisor_config {
   /// Restarts of one swarm allowed within `restart_window`; one more crash

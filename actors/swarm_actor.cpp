@@ -127,7 +127,8 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
   const auto& cfg = st.core->config();
   self->delayed_send(self, cfg.sweep_period, sweep_atom::value);
   self->delayed_send(self, cfg.health_tick, caf::tick_atom::value);
-  return {
+  // The swarm interface (actors/swarm_actor.hpp), checked by the compiler.
+  swarm_interface::behavior_type interface_part{
       [self](announce_atom, const swarm_announce& a) -> caf::result<announce_result> {
         announce_result res;
         if (!self->state.core->announce(a, self->clock().now(), res)) {
@@ -151,6 +152,49 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         add_totals(st);
         send_probes(self);
       },
+      [self](scrape_atom) { return self->state.core->scrape(); },
+      [self](scrape_atom, const scrape_ticket_ptr& t) { t->complete(self->state.core->scrape()); },
+      [self](health_atom, caf::get_atom) -> caf::result<health_report> {
+        if (const health_report* r = self->state.core->last_report()) {
+          return *r;
+        }
+        return caf::make_error(caf::sec::runtime_error, "no health evaluation yet");
+      },
+      [self](status_atom) { return make_status(*self->state.core, 0, self->id()); },
+      [self](status_atom, caf::get_atom, std::uint32_t max_peers) {
+        return make_status(*self->state.core, max_peers, self->id());
+      },
+      [self](history_atom, caf::get_atom) {
+        const auto& h = self->state.core->history();
+        return std::vector<remediation_record>(h.begin(), h.end());
+      },
+      [self](knobs_atom, caf::get_atom) { return self->state.core->knobs(); },
+      [self](knobs_atom, caf::put_atom, const swarm_knobs& k) -> caf::result<swarm_knobs> {
+        auto& core = *self->state.core;
+        const swarm_knobs previous = core.knobs();
+        if (!core.set_knobs(k)) {
+          return caf::make_error(caf::sec::invalid_argument);
+        }
+        return previous;
+      },
+      [self](policy_atom, caf::get_atom) {
+        return std::string(to_string(self->state.core->policy()));
+      },
+      [self](policy_atom, caf::put_atom, const std::string& name) -> caf::result<std::string> {
+        auto& core = *self->state.core;
+        auto p = name == "default"
+                     ? std::optional<policy_kind>(core.config().default_knobs().policy)
+                     : parse_policy(name);
+        if (!p) {
+          return caf::make_error(caf::sec::invalid_argument, "unknown policy '" + name + "'");
+        }
+        std::string previous(to_string(core.policy()));
+        core.set_policy(*p);
+        return previous;
+      }
+  };
+  return with_own_handlers(
+      std::move(interface_part),
       [self](probe_atom, const probe_result& r) {
         auto& core = *self->state.core;
         if (r.hash != core.hash()) {
@@ -165,8 +209,6 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
                         r.target.port, to_string(r.outcome), applied ? "" : " (stale, ignored)");
         }
       },
-      [self](scrape_atom) { return self->state.core->scrape(); },
-      [self](scrape_atom, const scrape_ticket_ptr& t) { t->complete(self->state.core->scrape()); },
       [self](sweep_atom) {
         auto& st = self->state;
         const auto now = self->clock().now();
@@ -200,46 +242,8 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         }
         self->delayed_send(self, st.core->config().health_tick, caf::tick_atom::value);
       },
-      [self](health_atom, caf::get_atom) -> caf::result<health_report> {
-        if (const health_report* r = self->state.core->last_report()) {
-          return *r;
-        }
-        return caf::make_error(caf::sec::runtime_error, "no health evaluation yet");
-      },
-      [self](status_atom) { return make_status(*self->state.core, 0, self->id()); },
-      [self](status_atom, caf::get_atom, std::uint32_t max_peers) {
-        return make_status(*self->state.core, max_peers, self->id());
-      },
-      [self](history_atom, caf::get_atom) {
-        const auto& h = self->state.core->history();
-        return std::vector<remediation_record>(h.begin(), h.end());
-      },
       [self](history_atom, caf::put_atom, remediation_record& r) {
         self->state.core->record(std::move(r));
-      },
-      [self](knobs_atom, caf::get_atom) { return self->state.core->knobs(); },
-      [self](knobs_atom, caf::put_atom, const swarm_knobs& k) -> caf::result<swarm_knobs> {
-        auto& core = *self->state.core;
-        const swarm_knobs previous = core.knobs();
-        if (!core.set_knobs(k)) {
-          return caf::make_error(caf::sec::invalid_argument);
-        }
-        return previous;
-      },
-      [self](policy_atom, caf::get_atom) {
-        return std::string(to_string(self->state.core->policy()));
-      },
-      [self](policy_atom, caf::put_atom, const std::string& name) -> caf::result<std::string> {
-        auto& core = *self->state.core;
-        auto p = name == "default"
-                     ? std::optional<policy_kind>(core.config().default_knobs().policy)
-                     : parse_policy(name);
-        if (!p) {
-          return caf::make_error(caf::sec::invalid_argument, "unknown policy '" + name + "'");
-        }
-        std::string previous(to_string(core.policy()));
-        core.set_policy(*p);
-        return previous;
       },
       [self](observer_atom, const caf::actor& observer) { self->state.observer = observer; },
       // Cluster (actors/cluster/cluster_messages.hpp): a migration takes
@@ -262,8 +266,7 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         if (self->state.core->config().test_hooks) {
           throw std::runtime_error("swarm crash requested (test hook)");
         }
-      },
-  };
+      });
 }
 
 caf::actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,

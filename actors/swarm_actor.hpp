@@ -82,6 +82,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -90,6 +93,69 @@
 #include "actors/swarm_core.hpp"
 
 namespace sk {
+
+// -- the swarm interface --------------------------------------------------------
+//
+// What every actor the directory hands out for an info_hash accepts: the
+// local swarm actor, and the forwarder to the node that owns the swarm
+// (actors/cluster/forwarder.hpp). Both build these handlers as a
+// `swarm_interface::behavior_type`, which CAF checks against the list at
+// compile time (a missing, extra or mistyped handler does not compile),
+// and add handlers of their own (timers, migration, hops) after it
+// (`with_own_handlers`). The actors themselves stay dynamically typed
+// (`caf::actor`, as the directory and the gateway hold them);
+// `caf::actor_cast<swarm_interface>` of such a handle is therefore sound.
+
+/// What the network layer (the gateway) sends a swarm.
+using swarm_network_interface =
+    caf::typed_actor<caf::replies_to<announce_atom, swarm_announce>::with<announce_result>,
+                     caf::reacts_to<announce_atom, announce_ticket_ptr>,
+                     caf::replies_to<scrape_atom>::with<swarm_stats>,
+                     caf::reacts_to<scrape_atom, scrape_ticket_ptr>>;
+
+/// What an operator (the admin API, a remediation) asks a swarm. Every one
+/// of these may cross nodes (a forwarder sends them to the owner).
+using swarm_operator_interface = caf::typed_actor<
+    caf::replies_to<status_atom>::with<swarm_status>,
+    caf::replies_to<status_atom, caf::get_atom, std::uint32_t>::with<swarm_status>,
+    caf::replies_to<history_atom, caf::get_atom>::with<std::vector<remediation_record>>,
+    caf::replies_to<knobs_atom, caf::get_atom>::with<swarm_knobs>,
+    caf::replies_to<knobs_atom, caf::put_atom, swarm_knobs>::with<swarm_knobs>,
+    caf::replies_to<policy_atom, caf::get_atom>::with<std::string>,
+    caf::replies_to<policy_atom, caf::put_atom, std::string>::with<std::string>,
+    caf::replies_to<health_atom, caf::get_atom>::with<health_report>>;
+
+/// The whole swarm interface (network and operator).
+using swarm_interface = swarm_network_interface::extend_with<swarm_operator_interface>;
+
+/// The behavior of an actor that implements an interface (`typed`, checked
+/// by the compiler) and handles more messages of its own after it.
+template <class... Sigs, class... Fs>
+caf::behavior with_own_handlers(caf::typed_behavior<Sigs...> typed, Fs&&... own) {
+  caf::message_handler interface_part{typed.unbox().as_behavior_impl()};
+  return interface_part.or_else(std::forward<Fs>(own)...);
+}
+
+/// Whether `m` is one of the messages `Interface` declares (types, atom
+/// values and size; the answer types are not looked at).
+template <class Interface>
+bool declares(const caf::message& m);
+
+namespace detail {
+template <class... Is, class O>
+bool matches_signature(const caf::message& m, caf::typed_mpi<caf::detail::type_list<Is...>, O>*) {
+  return m.match_elements<Is...>();
+}
+template <class... Sigs>
+bool matches_any_signature(const caf::message& m, caf::detail::type_list<Sigs...>) {
+  return (matches_signature(m, static_cast<Sigs*>(nullptr)) || ...);
+}
+}  // namespace detail
+
+template <class Interface>
+bool declares(const caf::message& m) {
+  return detail::matches_any_signature(m, typename Interface::signatures{});
+}
 
 /// Node-wide counters every swarm of a directory adds to as it serves
 /// announces, so that they stay monotonic when swarms end or move (a sum

@@ -39,23 +39,24 @@ void settled(forwarder_ptr self) {
   if (st.closing && st.in_flight == 0) self->quit();
 }
 
-/// A swarm operator call (remote_calls.hpp): to the owner's node actor in
-/// an envelope, or straight to the local swarm after a failed handoff.
-caf::result<caf::message> swarm_call(forwarder_ptr self, caf::message call,
-                                     std::uint8_t hops = first_hop) {
+/// Sends a swarm operator call (remote_calls.hpp) on: to the owner's node
+/// actor in an envelope, or straight to the local swarm after a failed
+/// handoff. The answer goes from there to the requester (delegated).
+caf::error route_swarm_call(forwarder_ptr self, caf::message call, std::uint8_t hops) {
   auto& st = self->state;
   ++st.activity;
   if (st.local) {
     if (!is_swarm_call(call)) return caf::make_error(caf::sec::unexpected_message);
-    return self->delegate(st.target, std::move(call));
+    self->delegate(st.target, std::move(call));
+  } else {
+    self->delegate(st.target, swarm_call_atom::value, st.hash, hops, std::move(call));
   }
-  return self->delegate(st.target, swarm_call_atom::value, st.hash, hops, std::move(call));
+  return caf::none;
 }
 
-/// A supervisor operator call about this forwarder's swarm: to the owner's
-/// node actor, or to this node's supervisor after a failed handoff.
-caf::result<caf::message> supervisor_call(forwarder_ptr self, caf::message call,
-                                          std::uint8_t hops = first_hop) {
+/// Sends a supervisor operator call about this forwarder's swarm on: to the
+/// owner's node actor, or to this node's supervisor after a failed handoff.
+caf::error route_supervisor_call(forwarder_ptr self, caf::message call, std::uint8_t hops) {
   auto& st = self->state;
   ++st.activity;
   if (!is_supervisor_call(call, st.hash)) return caf::make_error(caf::sec::unexpected_message);
@@ -63,62 +64,43 @@ caf::result<caf::message> supervisor_call(forwarder_ptr self, caf::message call,
     auto h = st.host.lock();
     caf::actor sup = h ? h->local_supervisor() : caf::actor{};
     if (!sup) return caf::make_error(caf::sec::cannot_forward_to_invalid_actor, "no supervisor");
-    return self->delegate(sup, std::move(call));
+    self->delegate(sup, std::move(call));
+  } else {
+    self->delegate(st.target, supervisor_call_atom::value, st.hash, hops, std::move(call));
   }
-  return self->delegate(st.target, supervisor_call_atom::value, st.hash, hops, std::move(call));
+  return caf::none;
+}
+
+/// An operator call whose answer (a `T`) comes from the owner's swarm.
+template <class T>
+caf::result<T> swarm_call(forwarder_ptr self, caf::message call) {
+  if (auto err = route_swarm_call(self, std::move(call), first_hop)) return err;
+  return caf::delegated<T>{};
+}
+
+/// An operator call whose answer (a `T`) comes from the owner's supervisor.
+template <class T>
+caf::result<T> supervisor_call(forwarder_ptr self, caf::message call) {
+  if (auto err = route_supervisor_call(self, std::move(call), first_hop)) return err;
+  return caf::delegated<T>{};
 }
 
 caf::behavior forward_mode(forwarder_ptr self) {
-  return {
-      // -- operator calls: the owner's swarm answers -----------------------------
-      [self](status_atom a) { return swarm_call(self, caf::make_message(a)); },
-      [self](status_atom a, caf::get_atom g, std::uint32_t max_peers) {
-        return swarm_call(self, caf::make_message(a, g, max_peers));
-      },
-      [self](history_atom a, caf::get_atom g) { return swarm_call(self, caf::make_message(a, g)); },
-      [self](knobs_atom a, caf::get_atom g) { return swarm_call(self, caf::make_message(a, g)); },
-      [self](knobs_atom a, caf::put_atom p, const swarm_knobs& k) {
-        return swarm_call(self, caf::make_message(a, p, k));
-      },
-      [self](policy_atom a, caf::get_atom g) { return swarm_call(self, caf::make_message(a, g)); },
-      [self](policy_atom a, caf::put_atom p, const std::string& name) {
-        return swarm_call(self, caf::make_message(a, p, name));
-      },
-      [self](health_atom a, caf::get_atom g) { return swarm_call(self, caf::make_message(a, g)); },
-      // -- operator calls: the owner's supervisor answers ------------------------
-      [self](restart_atom a, const info_hash& h) {
-        return supervisor_call(self, caf::make_message(a, h));
-      },
-      [self](policy_atom a, caf::put_atom p, const info_hash& h, const std::string& name) {
-        return supervisor_call(self, caf::make_message(a, p, h, name));
-      },
-      [self](policy_atom a, caf::get_atom g, const info_hash& h) {
-        return supervisor_call(self, caf::make_message(a, g, h));
-      },
-      [self](remediate_atom a, start_atom s, const info_hash& h) {
-        return supervisor_call(self, caf::make_message(a, s, h));
-      },
-      [self](remediate_atom a, stop_atom s, const info_hash& h) {
-        return supervisor_call(self, caf::make_message(a, s, h));
-      },
-      // Calls another node forwarded here while this node forwards the hash
-      // too: one more hop (the node actor refuses beyond max_hops).
-      [self](swarm_call_atom, const info_hash& h, std::uint8_t hops, caf::message& call)
-          -> caf::result<caf::message> {
-        if (h != self->state.hash) return caf::make_error(caf::sec::invalid_argument);
-        return swarm_call(self, std::move(call), static_cast<std::uint8_t>(hops + 1));
-      },
-      [self](supervisor_call_atom, const info_hash& h, std::uint8_t hops, caf::message& call)
-          -> caf::result<caf::message> {
-        if (h != self->state.hash) return caf::make_error(caf::sec::invalid_argument);
-        return supervisor_call(self, std::move(call), static_cast<std::uint8_t>(hops + 1));
-      },
+  using caf::get_atom;
+  using caf::make_message;
+  using caf::put_atom;
+  // The swarm's whole interface and the supervisor's per-swarm calls,
+  // checked by the compiler (forwarder_interface).
+  forwarder_interface::behavior_type interface_part{
       // -- the network layer's messages ------------------------------------------
-      [self](announce_atom, const swarm_announce& a) -> caf::result<caf::message> {
+      [self](announce_atom, const swarm_announce& a) -> caf::result<announce_result> {
         auto& st = self->state;
         ++st.activity;
-        if (st.local) return self->delegate(st.target, announce_atom::value, a);
-        return self->delegate(st.target, announce_atom::value, a, first_hop);
+        if (st.local)
+          self->delegate(st.target, announce_atom::value, a);
+        else
+          self->delegate(st.target, announce_atom::value, a, first_hop);
+        return caf::delegated<announce_result>{};
       },
       [self](announce_atom, const announce_ticket_ptr& t) {
         auto& st = self->state;
@@ -139,30 +121,14 @@ caf::behavior forward_mode(forwarder_ptr self) {
                   settled(self);
                 });
       },
-      // A request another node forwarded here while this node forwards the
-      // hash too (views disagree for a moment, or an operator moved the
-      // swarm): one more hop, counted (the node actor refuses beyond
-      // max_hops).
-      [self](announce_atom, const swarm_announce& a,
-             std::uint8_t hops) -> caf::result<caf::message> {
+      [self](scrape_atom) -> caf::result<swarm_stats> {
         auto& st = self->state;
         ++st.activity;
-        if (st.local) return self->delegate(st.target, announce_atom::value, a);
-        return self->delegate(st.target, announce_atom::value, a,
-                              static_cast<std::uint8_t>(hops + 1));
-      },
-      [self](scrape_atom, const info_hash& h, std::uint8_t hops) -> caf::result<caf::message> {
-        auto& st = self->state;
-        ++st.activity;
-        if (st.local) return self->delegate(st.target, scrape_atom::value);
-        return self->delegate(st.target, scrape_atom::value, h,
-                              static_cast<std::uint8_t>(hops + 1));
-      },
-      [self](scrape_atom) -> caf::result<caf::message> {
-        auto& st = self->state;
-        ++st.activity;
-        if (st.local) return self->delegate(st.target, scrape_atom::value);
-        return self->delegate(st.target, scrape_atom::value, st.hash, first_hop);
+        if (st.local)
+          self->delegate(st.target, scrape_atom::value);
+        else
+          self->delegate(st.target, scrape_atom::value, st.hash, first_hop);
+        return caf::delegated<swarm_stats>{};
       },
       [self](scrape_atom, const scrape_ticket_ptr& t) {
         auto& st = self->state;
@@ -181,6 +147,78 @@ caf::behavior forward_mode(forwarder_ptr self) {
                 // Dropping the ticket counts zeros (the owner is gone).
                 [self](const caf::error&) { settled(self); });
       },
+      // -- operator calls: the owner's swarm answers -----------------------------
+      [self](status_atom a) { return swarm_call<swarm_status>(self, make_message(a)); },
+      [self](status_atom a, get_atom g, std::uint32_t max_peers) {
+        return swarm_call<swarm_status>(self, make_message(a, g, max_peers));
+      },
+      [self](history_atom a, get_atom g) {
+        return swarm_call<std::vector<remediation_record>>(self, make_message(a, g));
+      },
+      [self](knobs_atom a, get_atom g) { return swarm_call<swarm_knobs>(self, make_message(a, g)); },
+      [self](knobs_atom a, put_atom p, const swarm_knobs& k) {
+        return swarm_call<swarm_knobs>(self, make_message(a, p, k));
+      },
+      [self](policy_atom a, get_atom g) { return swarm_call<std::string>(self, make_message(a, g)); },
+      [self](policy_atom a, put_atom p, const std::string& name) {
+        return swarm_call<std::string>(self, make_message(a, p, name));
+      },
+      [self](health_atom a, get_atom g) {
+        return swarm_call<health_report>(self, make_message(a, g));
+      },
+      // -- operator calls: the owner's supervisor answers ------------------------
+      [self](restart_atom a, const info_hash& h) {
+        return supervisor_call<std::string>(self, make_message(a, h));
+      },
+      [self](policy_atom a, put_atom p, const info_hash& h, const std::string& name) {
+        return supervisor_call<policy_change>(self, make_message(a, p, h, name));
+      },
+      [self](policy_atom a, get_atom g, const info_hash& h) {
+        return supervisor_call<bool>(self, make_message(a, g, h));
+      },
+      [self](remediate_atom a, start_atom s, const info_hash& h) {
+        return supervisor_call<std::string>(self, make_message(a, s, h));
+      },
+      [self](remediate_atom a, stop_atom s, const info_hash& h) {
+        return supervisor_call<std::string>(self, make_message(a, s, h));
+      },
+  };
+  return with_own_handlers(
+      std::move(interface_part),
+      // Requests another node forwarded here while this node forwards the
+      // hash too (views disagree for a moment, or an operator moved the
+      // swarm): one more hop, counted (the node actor refuses beyond
+      // max_hops).
+      [self](announce_atom, const swarm_announce& a,
+             std::uint8_t hops) -> caf::result<caf::message> {
+        auto& st = self->state;
+        ++st.activity;
+        if (st.local) return self->delegate(st.target, announce_atom::value, a);
+        return self->delegate(st.target, announce_atom::value, a,
+                              static_cast<std::uint8_t>(hops + 1));
+      },
+      [self](scrape_atom, const info_hash& h, std::uint8_t hops) -> caf::result<caf::message> {
+        auto& st = self->state;
+        ++st.activity;
+        if (st.local) return self->delegate(st.target, scrape_atom::value);
+        return self->delegate(st.target, scrape_atom::value, h,
+                              static_cast<std::uint8_t>(hops + 1));
+      },
+      [self](swarm_call_atom, const info_hash& h, std::uint8_t hops,
+             caf::message& call) -> caf::result<caf::message> {
+        if (h != self->state.hash) return caf::make_error(caf::sec::invalid_argument);
+        if (auto err = route_swarm_call(self, std::move(call), static_cast<std::uint8_t>(hops + 1)))
+          return err;
+        return caf::delegated<caf::message>{};
+      },
+      [self](supervisor_call_atom, const info_hash& h, std::uint8_t hops,
+             caf::message& call) -> caf::result<caf::message> {
+        if (h != self->state.hash) return caf::make_error(caf::sec::invalid_argument);
+        if (auto err =
+                route_supervisor_call(self, std::move(call), static_cast<std::uint8_t>(hops + 1)))
+          return err;
+        return caf::delegated<caf::message>{};
+      },
       [self](idle_atom, std::uint64_t seen) {
         auto& st = self->state;
         if (st.activity == seen && st.in_flight == 0) {
@@ -195,8 +233,7 @@ caf::behavior forward_mode(forwarder_ptr self) {
         st.closing = true;
         leave_directory(self);
         if (st.in_flight == 0) self->quit();
-      },
-  };
+      });
 }
 
 /// The handoff is over (either way): forward from now on, starting with

@@ -52,9 +52,17 @@
 
 #include "actors/cluster/snapshot.hpp"
 #include "actors/cluster/view.hpp"
+#include "actors/supervisor.hpp"
 #include "actors/swarm_actor.hpp"
 
 namespace sk::cluster {
+
+/// The forwarder's interface as other actors see it: the whole swarm
+/// interface and the supervisor's per-swarm calls, built as one checked
+/// `behavior_type` (a missing handler does not compile). The actor is
+/// dynamically typed (it also serves hops and envelopes from other nodes and
+/// its own timer); `caf::actor_cast` of its handle to either part is sound.
+using forwarder_interface = swarm_interface::extend_with<swarm_supervision_interface>;
 
 /// What a forwarder needs from the directory.
 class forward_host : public swarm_registry {

@@ -5,37 +5,20 @@
 
 #include "actors/directory.hpp"
 #include "actors/messages.hpp"
+#include "actors/supervisor.hpp"
+#include "actors/swarm_actor.hpp"
 
 namespace sk::cluster {
 
-bool is_swarm_call(const caf::message& m) {
-  // match_elements compares atom constants by value and the size exactly.
-  using caf::get_atom;
-  using caf::put_atom;
-  return m.match_elements<status_atom>() ||
-         m.match_elements<status_atom, get_atom, std::uint32_t>() ||
-         m.match_elements<history_atom, get_atom>() || m.match_elements<knobs_atom, get_atom>() ||
-         m.match_elements<knobs_atom, put_atom, swarm_knobs>() ||
-         m.match_elements<policy_atom, get_atom>() ||
-         m.match_elements<policy_atom, put_atom, std::string>() ||
-         m.match_elements<health_atom, get_atom>();
-}
+bool is_swarm_call(const caf::message& m) { return declares<swarm_operator_interface>(m); }
 
 bool is_supervisor_call(const caf::message& m, const info_hash& h) {
-  using caf::get_atom;
-  using caf::put_atom;
-  // The owner routes by the envelope's hash: the call must name the same.
-  std::size_t at = 0;
-  if (m.match_elements<restart_atom, info_hash>())
-    at = 1;
-  else if (m.match_elements<policy_atom, get_atom, info_hash>() ||
-           m.match_elements<remediate_atom, start_atom, info_hash>() ||
-           m.match_elements<remediate_atom, stop_atom, info_hash>() ||
-           m.match_elements<policy_atom, put_atom, info_hash, std::string>())
-    at = 2;
-  else
-    return false;
-  return m.get_as<info_hash>(at) == h;
+  if (!declares<swarm_supervision_interface>(m)) return false;
+  // Every such call names one swarm, and the owner routes by the
+  // envelope's hash: it must be the same.
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (m.match_element<info_hash>(i)) return m.get_as<info_hash>(i) == h;
+  return false;
 }
 
 caf::result<caf::message> serve_swarm_call(caf::event_based_actor* self, swarm_directory& dir,

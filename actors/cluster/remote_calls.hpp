@@ -50,17 +50,14 @@ constexpr std::uint8_t max_hops = 2;
 /// Hops of a request this node forwards first.
 constexpr std::uint8_t first_hop = 1;
 
-/// Whether `m` is a swarm operator message that may cross nodes:
-///   (status_atom) · (status_atom, get_atom, uint32_t) · (history_atom, get_atom)
-///   (knobs_atom, get_atom) · (knobs_atom, put_atom, swarm_knobs)
-///   (policy_atom, get_atom) · (policy_atom, put_atom, std::string)
-///   (health_atom, get_atom)
+/// Whether `m` is a swarm operator message that may cross nodes: one that
+/// `swarm_operator_interface` declares (actors/swarm_actor.hpp: status,
+/// history, knobs, policy, health).
 bool is_swarm_call(const caf::message& m);
 
-/// Whether `m` is a supervisor operator message about swarm `h`:
-///   (restart_atom, h) · (policy_atom, put_atom, h, std::string)
-///   (policy_atom, get_atom, h) · (remediate_atom, start_atom, h)
-///   (remediate_atom, stop_atom, h)
+/// Whether `m` is a supervisor operator message about swarm `h`: one that
+/// `swarm_supervision_interface` declares (actors/supervisor.hpp: restart,
+/// pinned policy, remediation start/stop), naming `h`.
 bool is_supervisor_call(const caf::message& m, const info_hash& h);
 
 /// Serves a swarm call another node forwarded (the node actor's handler):

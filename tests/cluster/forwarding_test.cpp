@@ -433,6 +433,61 @@ TEST_F(RemoteCallsTest, DisagreeingViewsEndAfterMaxHops) {
   EXPECT_EQ(outcome.error(), caf::sec::request_receiver_down);
 }
 
+TEST_F(RemoteCallsTest, TypedHandlesReachTheSwarmAndTheForwarderAlike) {
+  const auto h = hash_owned_by("b", *view_a_, 13);
+  swarm_on_b(h, 2);
+  // The forwarder's interface contains the swarm's and the supervisor's
+  // per-swarm calls: these conversions are checked at compile time.
+  const auto fwd = caf::actor_cast<forwarder_interface>(a_->locate(h).actor);
+  const swarm_interface through = fwd;
+  const swarm_supervision_interface supervision_through = fwd;
+  const auto local = caf::actor_cast<swarm_interface>(b_->find(h));
+  const auto supervision_local = caf::actor_cast<swarm_supervision_interface>(b_->supervisor());
+  auto& self = *self_;
+  std::vector<swarm_status> answers;
+  for (const auto& to : {local, through})
+    self->request(to, 5s, status_atom::value, caf::get_atom::value, std::uint32_t{5})
+        .receive([&](swarm_status& s) { answers.push_back(std::move(s)); },
+                 [&](caf::error& e) { FAIL() << sys_->render(e); });
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].actor_id, answers[1].actor_id);
+  EXPECT_EQ(answers[0].peer_count, 2u);
+  EXPECT_EQ(answers[1].peers.size(), 2u);
+  std::vector<bool> pinned;
+  for (const auto& to : {supervision_local, supervision_through})
+    self->request(to, 5s, policy_atom::value, caf::get_atom::value, h)
+        .receive([&](bool p) { pinned.push_back(p); },
+                 [&](caf::error& e) { FAIL() << sys_->render(e); });
+  EXPECT_EQ(pinned, (std::vector<bool>{false, false}));
+}
+
+TEST(RemoteCallFilter, OnlyTheDeclaredOperatorCallsPass) {
+  info_hash h;
+  h.bytes.fill(1);
+  info_hash other;
+  other.bytes.fill(2);
+  EXPECT_TRUE(is_swarm_call(caf::make_message(status_atom::value)));
+  EXPECT_TRUE(is_swarm_call(
+      caf::make_message(status_atom::value, caf::get_atom::value, std::uint32_t{3})));
+  EXPECT_TRUE(is_swarm_call(
+      caf::make_message(policy_atom::value, caf::put_atom::value, std::string("adaptive"))));
+  // Wrong element type, extra element, not an operator call.
+  EXPECT_FALSE(is_swarm_call(
+      caf::make_message(status_atom::value, caf::get_atom::value, std::uint64_t{3})));
+  EXPECT_FALSE(is_swarm_call(caf::make_message(status_atom::value, 1)));
+  EXPECT_FALSE(is_swarm_call(caf::make_message(caf::migrate_atom::value, caf::get_atom::value)));
+  EXPECT_FALSE(is_swarm_call(caf::make_message(crash_atom::value)));
+  EXPECT_FALSE(is_swarm_call(caf::make_message(restart_atom::value, h)));
+  EXPECT_TRUE(is_supervisor_call(caf::make_message(restart_atom::value, h), h));
+  EXPECT_TRUE(is_supervisor_call(
+      caf::make_message(policy_atom::value, caf::put_atom::value, h, std::string("x")), h));
+  EXPECT_TRUE(
+      is_supervisor_call(caf::make_message(remediate_atom::value, stop_atom::value, h), h));
+  EXPECT_FALSE(is_supervisor_call(caf::make_message(restart_atom::value, other), h));
+  EXPECT_FALSE(is_supervisor_call(caf::make_message(events_atom::value), h));
+  EXPECT_FALSE(is_supervisor_call(caf::make_message(caf::get_atom::value, h), h));
+}
+
 TEST_F(RemoteCallsTest, EnvelopeCrossesTheWire) {
   // Everything in an envelope and its answers is a registered type.
   const auto h = hash_owned_by("b", *view_a_, 12);
