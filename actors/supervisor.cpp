@@ -279,7 +279,8 @@ caf::result<std::string> operator_start(supervisor_actor_ptr self, const info_ha
   if (it == st.swarms.end() || !it->second.core) return std::string("unknown");
   if (it->second.remediation) return std::string("running");
   auto rp = self->make_response_promise<std::string>();
-  self->request(it->second.swarm, std::chrono::seconds(2), status_atom::value)
+  self->request(caf::actor_cast<swarm_interface>(it->second.swarm), std::chrono::seconds(2),
+                status_atom::value)
       .then(
           [self, hash, rp](swarm_status& s) mutable {
             rp.deliver(start_for_operator(self, hash, start_report(s, self->clock().now())));
@@ -349,8 +350,8 @@ caf::result<policy_change> operator_policy(supervisor_actor_ptr self, const info
                   caf::put_atom::value, baseline, pin.has_value())
         .then(std::move(done), std::move(failed));
   } else {
-    self->request(e.swarm, std::chrono::seconds(5), policy_atom::value, caf::put_atom::value,
-                  target)
+    self->request(caf::actor_cast<swarm_interface>(e.swarm), std::chrono::seconds(5),
+                  policy_atom::value, caf::put_atom::value, target)
         .then(std::move(done), std::move(failed));
   }
   return rp;

@@ -347,7 +347,8 @@ void fan_out_status(actor_ptr self, const shared_ptr& sh,
   st->results.reserve(swarms.size());
   for (auto& [hash, swarm] : swarms) {
     const caf::actor_id id = swarm.id();
-    self->request(swarm, sh->cfg.actor_timeout, status_atom::value)
+    self->request(caf::actor_cast<swarm_interface>(swarm), sh->cfg.actor_timeout,
+                  status_atom::value)
         .then(
             [st, id](swarm_status& s) {
               st->results.emplace_back(id, std::move(s));
@@ -560,9 +561,17 @@ json detail_json(const shared_ptr& sh, const swarm_status& s, caf::actor_id id,
 }
 
 /// Where the supervisor calls about `loc`'s swarm go: this node's
-/// supervisor, or the forwarder (which hands them to the owner's).
-caf::actor supervisor_for(const shared_ptr& sh, const swarm_location& loc) {
-  return loc.remote ? loc.actor : sh->dir->supervisor();
+/// supervisor, or the forwarder (which hands them to the owner's). Both
+/// implement the interface (actors/supervisor.hpp); invalid: no supervisor.
+swarm_supervision_interface supervisor_for(const shared_ptr& sh, const swarm_location& loc) {
+  return caf::actor_cast<swarm_supervision_interface>(loc.remote ? loc.actor
+                                                                 : sh->dir->supervisor());
+}
+
+/// The swarm of `loc` (local, or its forwarder: both implement the swarm
+/// interface, actors/swarm_actor.hpp).
+swarm_interface swarm_of(const swarm_location& loc) {
+  return caf::actor_cast<swarm_interface>(loc.actor);
 }
 
 void get_swarm(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
@@ -570,12 +579,12 @@ void get_swarm(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
   const swarm_location loc = sh->dir->locate(hash);
   if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
   const caf::actor_id id = loc.actor.id();
-  self->request(loc.actor, sh->cfg.actor_timeout, status_atom::value, caf::get_atom::value,
+  self->request(swarm_of(loc), sh->cfg.actor_timeout, status_atom::value, caf::get_atom::value,
                 sh->cfg.max_peers_listed)
       .then(
           [self, sh, job, id, hash, loc](swarm_status& s) {
             auto j = std::make_shared<json>(detail_json(sh, s, id, loc.owner));
-            const caf::actor sup = supervisor_for(sh, loc);
+            const auto sup = supervisor_for(sh, loc);
             if (!sup) {
               (*j)["policy_pinned"] = false;
               return job->reply_json(200, *j);
@@ -630,7 +639,7 @@ void post_policy(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
   const std::string node = loc.owner.empty() ? sh->node_name() : loc.owner;
   // Straight to the swarm (no pinning): without a supervisor, or for a
   // swarm the supervisor does not know.
-  auto direct = [self, sh, job, hash, name, node, swarm = loc.actor]() {
+  auto direct = [self, sh, job, hash, name, node, swarm = swarm_of(loc)]() {
     self->request(swarm, sh->cfg.actor_timeout, policy_atom::value, caf::put_atom::value, name)
         .then(
             [job, hash, name, node](std::string& previous) {
@@ -648,7 +657,7 @@ void post_policy(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                 reply_swarm_error(job, hash, err);
             });
   };
-  const caf::actor sup = supervisor_for(sh, loc);
+  const auto sup = supervisor_for(sh, loc);
   if (!sup) return direct();
   self->request(sup, sh->cfg.actor_timeout * 2, policy_atom::value, caf::put_atom::value, hash,
                 name)
@@ -674,11 +683,11 @@ void post_policy(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
 /// names the actor that is replaced, as on the owner).
 void restart_remote(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job,
                     const info_hash& hash, const swarm_location& loc) {
-  self->request(loc.actor, sh->cfg.actor_timeout, status_atom::value)
+  self->request(swarm_of(loc), sh->cfg.actor_timeout, status_atom::value)
       .then(
           [self, sh, job, hash, loc](swarm_status& s) {
             const std::uint64_t old_id = s.actor_id;
-            self->request(loc.actor, sh->cfg.actor_timeout, restart_atom::value, hash)
+            self->request(supervisor_for(sh, loc), sh->cfg.actor_timeout, restart_atom::value, hash)
                 .then(
                     [job, hash, loc, old_id](std::string& outcome) {
                       if (outcome == "restarting")
@@ -724,7 +733,8 @@ void post_restart(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job
                  hash.hex(), old_id);
     return accepted();
   }
-  self->request(sup, sh->cfg.actor_timeout, restart_atom::value, hash)
+  self->request(caf::actor_cast<swarm_supervision_interface>(sup), sh->cfg.actor_timeout,
+                restart_atom::value, hash)
       .then(
           [job, hash, accepted](std::string& outcome) {
             if (outcome == "restarting") return accepted();
@@ -901,7 +911,7 @@ void post_remediation(actor_ptr self, const shared_ptr& sh, const admin_job_ptr&
   const swarm_location loc = sh->dir->locate(hash);
   if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
   // A remote swarm's remediation runs under its owner's supervisor.
-  const caf::actor sup = supervisor_for(sh, loc);
+  const auto sup = supervisor_for(sh, loc);
   if (!sup) return job->reply_error(503, "no supervisor is running");
   auto on_answer = [job, hash, start](std::string& outcome) {
     if (outcome == "started")

@@ -377,7 +377,7 @@ void rebalance_tick(node_ptr self) {
   const auto timeout = std::max(std::chrono::milliseconds(1), st.cfg.rebalance_period / 2);
   for (const auto& [hash, swarm] : swarms) {
     const info_hash h = hash;
-    self->request(swarm, timeout, ::sk::status_atom::value)
+    self->request(caf::actor_cast<swarm_interface>(swarm), timeout, ::sk::status_atom::value)
         .then(
             [self, p, h](const ::sk::swarm_status& s) {
               p->counts.emplace_back(h, s.announces);

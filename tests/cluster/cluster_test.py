@@ -545,7 +545,14 @@ def operator_calls_through_non_owners(a, b, c, torrents, nodes):
     owner = owners_of(live, torrents, nodes)
 
     def detail(n, h):
-        status, body = n.admin("GET", "/api/swarms/" + h)
+        # 503 "restarting; retry" is the answer while a restarted actor
+        # replaces the old one: retried, with a deadline.
+        deadline = time.time() + 10
+        while True:
+            status, body = n.admin("GET", "/api/swarms/" + h)
+            if status != 503 or time.time() > deadline:
+                break
+            time.sleep(0.05)
         if status != 200:
             fail("GET /api/swarms/%s on %s (owner %s): %d %r" %
                  (h, n.name, owner[h].name, status, body), nodes)
