@@ -1,7 +1,8 @@
 #pragma once
 /// The swarm actor: one per info_hash, owning that swarm's `swarm_core`.
 ///
-/// Interface (dynamically typed `caf::actor`, as the directory hands out):
+/// Interface (a `caf::actor`, as the directory hands out; the network and
+/// operator messages are `swarm_interface` below, checked at compile time):
 ///
 ///   (announce_atom, swarm_announce) -> announce_result
 ///       Applies the announce and answers with counts, intervals, peers
