@@ -18,7 +18,7 @@
 
 namespace sk {
 
-/// Automatic announce-interval control (issue 5): what a tracker can do to
+/// Automatic announce-interval control: what a tracker can do to
 /// make clients come back sooner or later.
 ///
 ///   requester            swarm                                      interval
@@ -53,7 +53,7 @@ struct interval_control {
   double unreachable_leecher_scale = 0.5;
 };
 
-/// When a swarm asks for reachability probes (issue 5: optional, off by
+/// When a swarm asks for reachability probes (optional, off by
 /// default). The probing itself (sockets, deadlines, address rules, the
 /// per-address cooldown) is the prober's business (net/reachability_prober);
 /// the swarm decides only which of its peers to ask about and how many at once.

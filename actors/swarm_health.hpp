@@ -219,8 +219,8 @@ class swarm_health_tracker {
   /// of `completed_at`.
   void on_peer_left(const peer_traits& t, bool seeder, health_time now);
 
-  /// Estimated torrent size in bytes: the largest `left + downloaded` seen
-  /// (issue 5); 0 until a leecher or a downloading peer announced. An
+  /// Estimated torrent size in bytes: the largest `left + downloaded` seen;
+  /// 0 until a leecher or a downloading peer announced. An
   /// overestimate is possible (downloaded counts wasted bytes too), so
   /// progress is a lower bound.
   std::uint64_t torrent_size() const noexcept { return torrent_size_; }

@@ -1,4 +1,4 @@
-// Is a generic bencode encoder slow? (issue 3) — swarmkeeper's streaming
+// Is a generic bencode encoder slow? swarmkeeper's streaming
 // reply encoder against a generic value tree and against libtorrent.
 //
 //   BM_reply_fast/<peers>        encode_announce_reply into a reused buffer,

@@ -1,5 +1,5 @@
 #pragma once
-/// The reachability prober (issue 5, optional, off by default): a bounded
+/// The reachability prober (optional, off by default): a bounded
 /// outbound TCP probe with a BitTorrent handshake, asked for by swarms.
 ///
 ///   swarm ──(probe_atom, probe_request)──▶ prober actor (hidden, never blocks)

@@ -55,7 +55,7 @@ TRACKER = [
     ("seeder_appeals", "seeder appeals"),
 ]
 
-# The targets: (scenario, metric, title, test on (rel, ci_low, ci_high)).
+# The evaluation's targets: (scenario, metric, title, test on (rel, ci_low, ci_high)).
 TARGETS = [
     ("steady", "median_s", "steady state: median within ±5% of random",
      lambda r, lo, hi: abs(r) <= 0.05),

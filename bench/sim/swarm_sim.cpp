@@ -17,8 +17,8 @@ namespace sk::sim {
 namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
-/// Connections per peer (libtorrent's default peer list is larger; 80 is the
-/// issue's peer set).
+/// Connections per peer (libtorrent's default peer list is larger; 80 is
+/// the evaluation's peer set).
 constexpr std::size_t max_connections = 80;
 constexpr int regular_slots = 3;
 constexpr double rechoke_period = 10;

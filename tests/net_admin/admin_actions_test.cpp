@@ -1,4 +1,4 @@
-// Operator actions of the admin API (issue 6): remediation start/stop, the
+// Operator actions of the admin API: remediation start/stop, the
 // node-wide ban list, the info_hash access list (API, file, SIGHUP), and the
 // counters they feed in /metrics. Through the real daemon on free ports and
 // real sockets (HTTP and UDP); every wait polls with a deadline.

@@ -1,6 +1,6 @@
 // Three encoders, one answer: swarmkeeper's streaming encoder, the generic
 // value tree, and libtorrent's lt::entry + lt::bencode must give identical
-// bytes for random replies (issue 3). And the decoders: whatever our strict
+// bytes for random replies. And the decoders: whatever our strict
 // decoder accepts, lt::bdecode accepts with the same content.
 //
 // A separate executable so that protocol_tests does not depend on
