@@ -114,18 +114,8 @@ struct gateway_lane {
   /// Delivers flushed batches to their swarms (a hidden actor).
   caf::actor dispatcher;
   std::atomic<std::size_t> in_flight{0};
-  std::atomic<bool> closed{false};
-  std::atomic<int> active{0};
-
-  bool enter() noexcept {
-    active.fetch_add(1);
-    if (closed.load()) {
-      active.fetch_sub(1);
-      return false;
-    }
-    return true;
-  }
-  void leave() noexcept { active.fetch_sub(1); }
+  /// Open while the lane admits and answers.
+  closing_gate gate;
 };
 
 struct gateway::state {
@@ -137,21 +127,9 @@ struct gateway::state {
   std::deque<gateway_lane> lanes;
   std::array<atomic_counters, transport_count> counters;
 
-  /// Set by the gateway's destructor: from then on nothing touches the
-  /// locator. `active` counts threads inside a section that may (see
-  /// `enter`); the destructor waits for 0 after setting `closed`.
-  std::atomic<bool> closed{false};
-  std::atomic<int> active{0};
-
-  bool enter() noexcept {
-    active.fetch_add(1);
-    if (closed.load()) {
-      active.fetch_sub(1);
-      return false;
-    }
-    return true;
-  }
-  void leave() noexcept { active.fetch_sub(1); }
+  /// Sections that may touch the locator; the gateway's destructor closes
+  /// it, and from then on nothing does.
+  closing_gate gate;
 
   atomic_counters& count(transport t) noexcept { return counters[static_cast<std::size_t>(t)]; }
 };
@@ -189,9 +167,9 @@ struct gateway_detail {
   /// lane's `abandon` refuses whatever is left).
   static void refuse_from_swarm(gateway::state& st, gateway_request& r, gateway_refusal why) {
     gateway_lane& l = st.lanes[r.lane_];
-    if (!l.enter()) return;
+    if (!l.gate.enter()) return;
     refuse(st, r, why);
-    l.leave();
+    l.gate.leave();
   }
 
   /// Claims `r` for a swarm's answer and runs `answer` (swarm thread); false
@@ -199,13 +177,13 @@ struct gateway_detail {
   template <class Answer>
   static bool answer_from_swarm(gateway::state& st, gateway_request& r, Answer&& answer) {
     gateway_lane& l = st.lanes[r.lane_];
-    if (!l.enter()) return false;
+    if (!l.gate.enter()) return false;
     const bool mine = r.claim();
     if (mine) {
       release(st, r);
       answer();
     }
-    l.leave();
+    l.gate.leave();
     return mine;
   }
 
@@ -225,7 +203,7 @@ struct gateway_detail {
     r->via_ = via;
     r->lane_ = lane;
     gateway_lane& l = st.lanes[lane];
-    if (l.closed.load(std::memory_order_relaxed)) {
+    if (l.gate.closed()) {
       r->settled_.store(true, std::memory_order_relaxed);
       bump(st.count(via).shutting_down);
       r->on_refusal(gateway_refusal::shutting_down, st.cfg.retry_in_minutes);
@@ -331,7 +309,7 @@ class gateway_scrape_ticket final : public scrape_ticket {
 void gateway_detail::dispatch_announce(state_ptr st, std::shared_ptr<announce_reply> r,
                                        swarm_announce&& a, int retries, bool batched) {
   if (settled(*r)) return;  // timed out already
-  if (!st->enter()) {
+  if (!st->gate.enter()) {
     refuse_from_swarm(*st, *r, gateway_refusal::shutting_down);
     return;
   }
@@ -345,7 +323,7 @@ void gateway_detail::dispatch_announce(state_ptr st, std::shared_ptr<announce_re
     else
       caf::anon_send(swarm, announce_atom::value, std::move(ticket));
   }
-  st->leave();
+  st->gate.leave();
   if (!routed) refuse_from_swarm(*st, *r, gateway_refusal::swarm_unavailable);
 }
 
@@ -358,9 +336,8 @@ gateway::gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config 
     : state_(std::make_shared<state>(locator, std::move(cfg))), sys_(sys) {}
 
 gateway::~gateway() {
-  for (auto& l : state_->lanes) l.closed.store(true);
-  state_->closed.store(true);
-  while (state_->active.load() != 0) std::this_thread::yield();
+  for (auto& l : state_->lanes) l.gate.close();
+  state_->gate.close_and_wait();
   // The dispatchers end; a batch still in a mailbox is dropped, and its
   // tickets see the closed state (no routing, no answer).
   for (auto& l : state_->lanes) {
@@ -431,7 +408,7 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
   // +1: held while sending, so no ticket can finish the scrape early.
   f->remaining.store(1, std::memory_order_relaxed);
   for (std::size_t i = 0; i < hashes.size(); ++i) f->answers[i].hash = hashes[i];
-  if (st.enter()) {
+  if (st.gate.enter()) {
     for (std::size_t i = 0; i < hashes.size(); ++i) {
       // A hash the access list refuses is answered as not served.
       if (st.cfg.access && !st.cfg.access->allowed(hashes[i])) {
@@ -450,7 +427,7 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
             std::move(swarm), scrape_ticket_ptr(std::make_shared<gateway_scrape_ticket>(f, i)));
       }
     }
-    st.leave();
+    st.gate.leave();
   }
   f->done_one();
 }
@@ -478,14 +455,13 @@ std::size_t gateway::in_flight(std::size_t lane) const noexcept {
 }
 
 void gateway::close_lane(std::size_t lane) noexcept {
-  state_->lanes[lane].closed.store(true, std::memory_order_relaxed);
+  state_->lanes[lane].gate.close();
 }
 
 void gateway::abandon(std::size_t lane) {
   gateway_lane& l = state_->lanes[lane];
-  l.closed.store(true);
+  l.gate.close_and_wait();
   l.batch = ticket_batch{};  // unsent tickets: their requests are refused below
-  while (l.active.load() != 0) std::this_thread::yield();
   for (auto& r : l.pending) gateway_detail::refuse(*state_, *r, gateway_refusal::shutting_down);
   l.pending.clear();
 }

@@ -48,6 +48,7 @@
 #include <deque>
 #include <memory>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -60,6 +61,37 @@ namespace sk {
 
 class access_control;
 class swarm_directory;
+
+/// A section threads enter while something stays usable, and that can be
+/// closed for good: `close_and_wait` returns once no thread is inside and
+/// none can enter any more. seq_cst on both sides: if `enter` sees the gate
+/// open, `close_and_wait` sees that thread inside.
+class closing_gate {
+ public:
+  /// False (not entered) once closed; a true answer must be paired with
+  /// `leave`.
+  bool enter() noexcept {
+    active_.fetch_add(1);
+    if (closed_.load()) {
+      active_.fetch_sub(1);
+      return false;
+    }
+    return true;
+  }
+  void leave() noexcept { active_.fetch_sub(1); }
+  /// Refuses later `enter`s without waiting for those inside.
+  void close() noexcept { closed_.store(true); }
+  /// Closes, then waits until every thread inside has left.
+  void close_and_wait() noexcept {
+    close();
+    while (active_.load() != 0) std::this_thread::yield();
+  }
+  bool closed() const noexcept { return closed_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> closed_{false};
+  std::atomic<int> active_{0};
+};
 
 /// The transport a request came in on (counters, the trusted-address rule).
 enum class transport : std::uint8_t { http = 0, udp = 1 };

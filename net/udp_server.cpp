@@ -61,12 +61,10 @@ struct udp_server::shared_state {
   gateway& gw;
   const std::size_t first_lane;
 
-  /// Set by stop() once its drain deadline passed: from then on nothing
-  /// sends; stop() has the gateway settle what is still pending.
-  std::atomic<bool> closed{false};
-  /// Threads inside a send section (see `enter()`); stop() waits for 0
-  /// after setting `closed`, so no send can hit a closed socket.
-  std::atomic<int> active{0};
+  /// Sections that may send. stop() closes it once its drain deadline
+  /// passed and waits for those inside, so no send hits a closed socket;
+  /// the gateway then settles what is still pending.
+  closing_gate sending;
   /// Replies on their way back to each worker (see `reply_outbox`).
   std::vector<std::unique_ptr<udp_detail::reply_outbox>> outboxes;
 
@@ -86,18 +84,6 @@ struct udp_server::shared_state {
   std::atomic<std::uint64_t> dropped_send_failed{0};
   std::atomic<std::uint64_t> dropped_shutdown{0};
 
-  /// Enters a section that may send; false (not entered) once the
-  /// server is closed. seq_cst on both sides: if this load sees `closed`
-  /// false, stop()'s wait for `active == 0` sees this section.
-  bool enter() noexcept {
-    active.fetch_add(1);
-    if (closed.load()) {
-      active.fetch_sub(1);
-      return false;
-    }
-    return true;
-  }
-  void leave() noexcept { active.fetch_sub(1); }
 };
 
 namespace {
@@ -211,7 +197,7 @@ void post_drain(reply_outbox& box);
 /// which sends it unless the server closed meanwhile. Any thread.
 void send_back(return_ptr to, std::string bytes, reply_kind kind) {
   shared_state& sh = *to->sh;
-  if (!sh.enter()) {
+  if (!sh.sending.enter()) {
     bump(sh.dropped_shutdown);
     return;
   }
@@ -228,7 +214,7 @@ void send_back(return_ptr to, std::string bytes, reply_kind kind) {
   if (post) {
     post_drain(box);
   }
-  sh.leave();
+  sh.sending.leave();
 }
 
 /// The gateway's refusal as BEP 15 sees it: an error packet whose text is
@@ -825,10 +811,7 @@ void udp_server::stop(std::chrono::milliseconds drain) {
   // 3. Close: from here nothing is admitted or sent. Wait for sections
   //    already inside (a swarm thread in the middle of a send).
   for (auto& w : workers_) shared_->gw.close_lane(w->lane);
-  shared_->closed.store(true);
-  while (shared_->active.load() != 0) {
-    std::this_thread::yield();
-  }
+  shared_->sending.close_and_wait();
   // 4. Stop the workers.
   for (auto& w : workers_) {
     asio::post(w->io, [raw = w.get()] {

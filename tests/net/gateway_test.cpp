@@ -69,44 +69,42 @@ class recorder {
   std::vector<outcome> outcomes_;
 };
 
-class test_announce_reply final : public announce_reply {
+/// Records a refusal the same way for both kinds of request.
+template <class Base>
+class recording_reply : public Base {
  public:
-  explicit test_announce_reply(recorder& r) : r_(r) {}
+  explicit recording_reply(recorder& r) : r_(r) {}
+  void on_refusal(gateway_refusal why, std::int64_t retry_in) override {
+    outcome o;
+    o.why = why;
+    o.retry_in = retry_in;
+    r_.push(std::move(o));
+  }
+
+ protected:
+  recorder& r_;
+};
+
+class test_announce_reply final : public recording_reply<announce_reply> {
+ public:
+  using recording_reply::recording_reply;
   void on_result(const announce_result& res) override {
     outcome o;
     o.what = outcome::result;
     o.announce = res;
     r_.push(std::move(o));
   }
-  void on_refusal(gateway_refusal why, std::int64_t retry_in) override {
-    outcome o;
-    o.why = why;
-    o.retry_in = retry_in;
-    r_.push(std::move(o));
-  }
-
- private:
-  recorder& r_;
 };
 
-class test_scrape_reply final : public scrape_reply {
+class test_scrape_reply final : public recording_reply<scrape_reply> {
  public:
-  explicit test_scrape_reply(recorder& r) : r_(r) {}
+  using recording_reply::recording_reply;
   void on_result(std::vector<scrape_answer>&& a) override {
     outcome o;
     o.what = outcome::scrape;
     o.answers = std::move(a);
     r_.push(std::move(o));
   }
-  void on_refusal(gateway_refusal why, std::int64_t retry_in) override {
-    outcome o;
-    o.why = why;
-    o.retry_in = retry_in;
-    r_.push(std::move(o));
-  }
-
- private:
-  recorder& r_;
 };
 
 /// A locator over a fixed table; `route_queue` hands out a sequence of
