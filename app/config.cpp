@@ -21,7 +21,7 @@
 #include <caf/all.hpp>
 #include <caf/defaults.hpp>
 
-#include "actors/cluster/secret.hpp"
+#include "cluster/secret.hpp"
 #include "net/client_address.hpp"
 
 // The build passes the project version (CMake `project(VERSION)`); a build
@@ -537,25 +537,25 @@ std::string option_def::key() const { return std::string(section) + "." + name; 
 const std::vector<section_def>& sections() {
   static const std::vector<section_def> table = {
       {"http", "the HTTP tracker: listener, limits, deadlines",
-       "net/http_server.hpp (http_server_config), net/gateway.hpp (deadline, retry in)"},
-      {"udp", "the UDP tracker (BEP 15)", "net/udp_server.hpp (udp_config)"},
+       "net/http/http_server.hpp (http_server_config), net/gateway.hpp (deadline, retry in)"},
+      {"udp", "the UDP tracker (BEP 15)", "net/udp/udp_server.hpp (udp_config)"},
       {"tracker", "replies, intervals and limits of every swarm",
-       "actors/swarm_config.hpp (swarm_config), the request limits of both transports"},
+       "tracker/swarm_config.hpp (swarm_config), the request limits of both transports"},
       {"clients", "client behaviour: bans, early announces, repeats, stalls, strikes",
-       "actors/swarm_config.hpp (swarm_config::behaviour, banned_clients)"},
+       "tracker/swarm_config.hpp (swarm_config::behaviour, banned_clients)"},
       {"health", "how swarms judge their health",
-       "actors/swarm_config.hpp (swarm_config::health, health_tick, seeder warning)"},
+       "tracker/swarm_config.hpp (swarm_config::health, health_tick, seeder warning)"},
       {"allocation", "which peers a reply hands out",
-       "actors/swarm_config.hpp (swarm_config::allocation, default_policy)"},
+       "tracker/swarm_config.hpp (swarm_config::allocation, default_policy)"},
       {"remediation", "remediation of degraded and critical swarms",
-       "actors/supervisor.hpp (supervisor_config), swarm_config::history_size"},
-      {"supervisor", "restarts of crashed swarms", "actors/supervisor.hpp (supervisor_config)"},
+       "runtime/supervisor.hpp (supervisor_config), swarm_config::history_size"},
+      {"supervisor", "restarts of crashed swarms", "runtime/supervisor.hpp (supervisor_config)"},
       {"probe", "reachability probes of peers",
-       "net/reachability_prober.hpp (prober_config), swarm_config::probe"},
-      {"access", "the info_hash access list", "actors/access_list.hpp (access_control)"},
-      {"admin", "the admin API and /metrics", "net/admin_server.hpp (admin_config)"},
+       "net/probe/reachability_prober.hpp (prober_config), swarm_config::probe"},
+      {"access", "the info_hash access list", "tracker/access_list.hpp (access_control)"},
+      {"admin", "the admin API and /metrics", "admin/admin_server.hpp (admin_config)"},
       {"cluster", "a cluster of tracker nodes",
-       "actors/cluster/cluster_config.hpp (cluster_config)"},
+       "cluster/cluster_config.hpp (cluster_config)"},
       {"log", "logging", "app/swarmkeeper_main.cpp (spdlog)"},
       {"shutdown", "stopping on SIGINT/SIGTERM", "app/swarmkeeper_main.cpp (drain)"},
       {"scheduler", "CAF's actor scheduler", "CAF's actor_system_config"},
@@ -1178,7 +1178,7 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
 
   // [access]: one node-wide object shared by both front ends and the admin
   // API. A bad file is a config error at start (exit 2); on reload the old
-  // list stays (see actors/access_list.hpp).
+  // list stays (see tracker/access_list.hpp).
   {
     const auto mode_text = r.string("access.mode");
     const auto file = r.string("access.file");

@@ -27,15 +27,15 @@
 #include <caf/config_value.hpp>
 #include <caf/timespan.hpp>
 
-#include "actors/cluster/cluster_config.hpp"
-#include "actors/access_list.hpp"
-#include "actors/supervisor.hpp"
-#include "actors/swarm_config.hpp"
-#include "net/admin_server.hpp"
-#include "net/http_server.hpp"
-#include "net/reachability_prober.hpp"
+#include "cluster/cluster_config.hpp"
+#include "tracker/access_list.hpp"
+#include "runtime/supervisor.hpp"
+#include "tracker/swarm_config.hpp"
+#include "admin/admin_server.hpp"
+#include "net/http/http_server.hpp"
+#include "net/probe/reachability_prober.hpp"
 #include "net/gateway.hpp"
-#include "net/udp_server.hpp"
+#include "net/udp/udp_server.hpp"
 
 namespace sk {
 

@@ -31,16 +31,16 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/cluster/node.hpp"
-#include "actors/cluster/secret.hpp"
-#include "actors/directory.hpp"
-#include "actors/messages.hpp"
+#include "cluster/node.hpp"
+#include "cluster/secret.hpp"
+#include "runtime/directory.hpp"
+#include "runtime/messages.hpp"
 #include "app/config.hpp"
-#include "net/admin_server.hpp"
-#include "net/http_server.hpp"
-#include "net/reachability_prober.hpp"
+#include "admin/admin_server.hpp"
+#include "net/http/http_server.hpp"
+#include "net/probe/reachability_prober.hpp"
 #include "net/gateway.hpp"
-#include "net/udp_server.hpp"
+#include "net/udp/udp_server.hpp"
 
 namespace {
 

@@ -197,7 +197,7 @@ void BM_reply_libtorrent(benchmark::State& state) {
 /// The copy a swarm makes before any encoder runs: N selected peers out of
 /// the swarm's compact store (here 5000 peers, random slots) into the reply's
 /// peer string — grown once, then one fixed 6-byte memcpy per peer, the way
-/// actors/peer_table.cpp does it. The same for all three encoders, so it is
+/// tracker/peer_table.cpp does it. The same for all three encoders, so it is
 /// measured once, here, rather than inside each of them.
 void BM_peers_copy(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));

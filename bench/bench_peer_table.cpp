@@ -1,5 +1,5 @@
 /// Peer table and allocation micro-benchmarks: the per-announce work of a
-/// swarm (actors/peer_table, actors/allocation) without CAF or sockets.
+/// swarm (tracker/peer_table, tracker/allocation) without CAF or sockets.
 ///
 ///   BM_announce_existing/<peers>   what swarm_core does for a re-announce of
 ///                                  a stored peer: `traits`, `is_seeder`,
@@ -30,10 +30,10 @@
 #include <string>
 #include <vector>
 
-#include "actors/allocation.hpp"
-#include "actors/health_types.hpp"
-#include "actors/peer_table.hpp"
-#include "actors/random.hpp"
+#include "tracker/allocation.hpp"
+#include "tracker/health_types.hpp"
+#include "tracker/peer_table.hpp"
+#include "tracker/random.hpp"
 #include "protocol/types.hpp"
 
 namespace {

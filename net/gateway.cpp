@@ -7,8 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "actors/access_list.hpp"
-#include "actors/directory.hpp"
+#include "tracker/access_list.hpp"
+#include "runtime/directory.hpp"
 
 namespace sk {
 

@@ -53,7 +53,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/messages.hpp"
+#include "runtime/messages.hpp"
 #include "protocol/announce.hpp"
 #include "protocol/reply.hpp"
 

@@ -1,21 +1,42 @@
 #!/usr/bin/env bash
-# Fails when a layer includes something it may not (docs/ARCHITECTURE.md):
-# protocol/ is pure C++17; actors/ may not reach net/ or app/; net/ not app/.
+# Fails when a layer includes something it may not (docs/ARCHITECTURE.md).
+#
+#   protocol/            pure C++17
+#   tracker/             protocol/ only: no CAF, Boost or spdlog
+#   runtime/             protocol/, tracker/, CAF, spdlog
+#   cluster/             runtime/ and below
+#   net/ (gateway)       runtime/ and below, Boost
+#   net/http, net/udp    net/ and below
+#   net/probe            runtime/ and below, Boost
+#   admin/               everything but app/
 set -u
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
 bad=0
-check() { # folder, forbidden-include regex, reason
+check() { # folder, forbidden-include regex, reason [, find -maxdepth]
   local hits
-  hits=$(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($2)" "$1" --include='*.hpp' --include='*.cpp' || true)
+  if [[ $# -ge 4 ]]; then
+    hits=$(find "$1" -maxdepth "$4" \( -name '*.hpp' -o -name '*.cpp' \) -print0 |
+      xargs -0 grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($2)" /dev/null || true)
+  else
+    hits=$(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($2)" "$1" --include='*.hpp' --include='*.cpp' || true)
+  fi
   if [[ -n "$hits" ]]; then
     echo "layering violation in $1/ ($3):"; echo "$hits"; bad=1
   fi
 }
-check protocol 'caf/|boost/|spdlog/|actors/|net/|app/' 'protocol must be pure C++17'
-check actors 'boost/|net/|app/' 'actors may use protocol and CAF only'
-check net 'app/' 'net may not include app'
-# A check that cannot fail is worthless: prove the grep sees real includes.
-grep -rqE '#include "protocol/' actors || { echo "layering: sanity check found no includes"; exit 2; }
+upper='tracker/|runtime/|cluster/|net/|admin/|app/'
+check protocol "caf/|boost/|spdlog/|asio|$upper" 'protocol must be pure C++17'
+check tracker 'caf/|boost/|spdlog/|fmt/|asio|runtime/|cluster/|net/|admin/|app/' 'tracker may use protocol only: no CAF, Boost or spdlog'
+check runtime 'boost/|net/|admin/|app/' 'runtime may use tracker, protocol, CAF and spdlog'
+check cluster 'net/|admin/|app/' 'cluster may use runtime and below'
+check net 'cluster/|admin/|app/|net/http/|net/udp/|net/probe/' 'the gateway may use runtime and below' 1
+check net/http 'cluster/|admin/|app/|net/udp/|net/probe/' 'the HTTP transport may use net/ and below'
+check net/udp 'cluster/|admin/|app/|net/http/|net/probe/' 'the UDP transport may use net/ and below'
+check net/probe 'cluster/|admin/|app/|net/http/|net/udp/|net/gateway' 'the prober may use runtime and below'
+check admin 'app/' 'admin may not include app'
+# A check that cannot fail is worthless: prove the greps see real includes.
+grep -rqE '#include "protocol/' tracker || { echo "layering: sanity check found no includes"; exit 2; }
+grep -rqE '#include "tracker/' runtime || { echo "layering: sanity check found no includes"; exit 2; }
 if ((bad)); then exit 1; fi
 echo "layering: ok"

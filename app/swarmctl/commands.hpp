@@ -70,7 +70,7 @@ struct command_spec {
   bool raw_text = false;
 };
 
-/// Policy names the daemon knows (actors/health_types.hpp policy_names,
+/// Policy names the daemon knows (tracker/health_types.hpp policy_names,
 /// repeated here so swarmctl does not link the actor layer) plus
 /// "default". For completion and help only: the daemon validates.
 const std::vector<std::string>& policy_words();

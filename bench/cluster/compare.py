@@ -5,7 +5,7 @@ node and are forwarded once (bench/cluster/README.md).
     bench/cluster/compare.py --daemon build/bin/swarmkeeper [--requests 4000]
 
 Starts a two-node cluster (a, b) on loopback, picks torrents that node a
-owns (rendezvous hashing, computed here exactly as actors/cluster/ownership
+owns (rendezvous hashing, computed here exactly as cluster/ownership
 does: SipHash-2-4 with the fixed key over info_hash || 0x00 || name), and
 sends UDP (BEP 15) announces for them, one at a time, alternately to a (the
 owner: served locally) and to b (one forward over the cluster's TLS link and

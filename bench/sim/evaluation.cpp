@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "actors/random.hpp"
+#include "tracker/random.hpp"
 
 namespace sk::sim {
 

@@ -6,11 +6,11 @@
 #include <stdexcept>
 #include <utility>
 
-#include "actors/messages.hpp"
-#include "actors/random.hpp"
-#include "actors/remediation.hpp"
-#include "actors/supervisor.hpp"
-#include "actors/swarm_core.hpp"
+#include "tracker/swarm_messages.hpp"
+#include "tracker/random.hpp"
+#include "tracker/remediation_plan.hpp"
+#include "runtime/supervisor.hpp"
+#include "tracker/swarm_core.hpp"
 
 namespace sk::sim {
 

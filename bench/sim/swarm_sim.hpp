@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/health_types.hpp"
+#include "tracker/health_types.hpp"
 
 namespace sk::sim {
 

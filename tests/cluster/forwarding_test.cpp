@@ -11,9 +11,9 @@
 
 #include <caf/all.hpp>
 
-#include "actors/cluster/cluster_messages.hpp"
-#include "actors/cluster/remote_calls.hpp"
-#include "actors/directory.hpp"
+#include "cluster/cluster_messages.hpp"
+#include "cluster/remote_calls.hpp"
+#include "runtime/directory.hpp"
 
 namespace sk::cluster {
 namespace {

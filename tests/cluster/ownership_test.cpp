@@ -7,9 +7,9 @@
 #include <random>
 #include <set>
 
-#include "actors/cluster/cluster_config.hpp"
-#include "actors/cluster/membership.hpp"
-#include "actors/cluster/ownership.hpp"
+#include "cluster/cluster_config.hpp"
+#include "cluster/membership.hpp"
+#include "cluster/ownership.hpp"
 
 namespace sk::cluster {
 namespace {

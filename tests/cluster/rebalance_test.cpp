@@ -1,4 +1,4 @@
-// The rebalancing decision (actors/cluster/rebalance.hpp): a pure function,
+// The rebalancing decision (cluster/rebalance.hpp): a pure function,
 // no CAF, no clock.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <random>
 #include <set>
 
-#include "actors/cluster/cluster_config.hpp"
-#include "actors/cluster/rebalance.hpp"
+#include "cluster/cluster_config.hpp"
+#include "cluster/rebalance.hpp"
 
 namespace sk::cluster {
 namespace {

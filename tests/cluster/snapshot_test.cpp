@@ -10,11 +10,11 @@
 
 #include <caf/all.hpp>
 
-#include "actors/cluster/cluster_messages.hpp"
-#include "actors/cluster/secret.hpp"
-#include "actors/cluster/snapshot.hpp"
-#include "actors/swarm_actor.hpp"
-#include "actors/swarm_core.hpp"
+#include "cluster/cluster_messages.hpp"
+#include "cluster/secret.hpp"
+#include "cluster/snapshot.hpp"
+#include "runtime/swarm_actor.hpp"
+#include "tracker/swarm_core.hpp"
 
 namespace sk::cluster {
 namespace {

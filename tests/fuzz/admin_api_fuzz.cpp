@@ -1,4 +1,4 @@
-// libFuzzer target: the admin API end to end (net/admin_server.hpp). One
+// libFuzzer target: the admin API end to end (admin/admin_server.hpp). One
 // admin server runs in-process on a loopback port in front of a real swarm
 // directory with a supervisor, a ban list and an access list, and every
 // input becomes one authenticated HTTP request on a kept-alive connection:
@@ -36,13 +36,13 @@
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
 
-#include "actors/access_list.hpp"
-#include "actors/client_id.hpp"
-#include "actors/directory.hpp"
-#include "actors/messages.hpp"
-#include "actors/supervisor.hpp"
+#include "tracker/access_list.hpp"
+#include "tracker/client_id.hpp"
+#include "runtime/directory.hpp"
+#include "runtime/messages.hpp"
+#include "runtime/supervisor.hpp"
 #include "fuzz_check.hpp"
-#include "net/admin_server.hpp"
+#include "admin/admin_server.hpp"
 
 namespace {
 

@@ -22,8 +22,8 @@
 #include <string>
 #include <string_view>
 
-#include "actors/access_list.hpp"
-#include "actors/client_id.hpp"
+#include "tracker/access_list.hpp"
+#include "tracker/client_id.hpp"
 #include "fuzz_check.hpp"
 
 namespace {

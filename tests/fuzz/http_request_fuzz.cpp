@@ -1,7 +1,7 @@
 // libFuzzer target: HTTP tracker requests as a connection delivers them —
 // one byte stream, possibly several pipelined requests, read in pieces.
 //
-// Beast parses the stream exactly as net/http_session.cpp configures it (a
+// Beast parses the stream exactly as net/http/http_session.cpp configures it (a
 // fresh request_parser<empty_body> per request, header limit = URL limit +
 // header limit + request-line overhead, body limit 0), reading through
 // Beast's in-memory test stream in chunks whose size varies with the input.
@@ -39,7 +39,7 @@
 
 #include "fuzz_check.hpp"
 #include "net/client_address.hpp"
-#include "net/http_response.hpp"
+#include "net/http/http_response.hpp"
 #include "protocol/announce.hpp"
 #include "protocol/bencode.hpp"
 #include "protocol/reply.hpp"

@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/access_list.hpp"
+#include "tracker/access_list.hpp"
 
 namespace sk {
 namespace {

@@ -1,5 +1,5 @@
 // swarmctl's tables and renderers on JSON shaped like the admin API's
-// answers (net/admin_server.cpp), and on malformed answers.
+// answers (admin/admin_server.cpp), and on malformed answers.
 
 #include <iterator>
 #include <sstream>

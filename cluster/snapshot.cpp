@@ -1,0 +1,132 @@
+#include "cluster/snapshot.hpp"
+
+#include <cmath>
+
+namespace sk {
+
+/// Befriended by swarm_core and peer_table: the one place outside them that
+/// reads and writes their private state (snapshots only).
+struct swarm_core_access {
+  static swarm_core_counters& counters(swarm_core& c) { return c.counters_; }
+  static void set_downloaded(swarm_core& c, std::uint64_t d) { c.table_.downloaded_ = d; }
+  static std::deque<remediation_record>& history(swarm_core& c) { return c.history_; }
+  static swarm_health_tracker& tracker(swarm_core& c) { return c.tracker_; }
+  static bool& evaluated(swarm_core& c) { return c.evaluated_; }
+};
+
+namespace cluster {
+
+namespace {
+
+std::int64_t age_ms(health_time now, health_time t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(now - t).count();
+}
+
+health_time at_age(health_time now, std::int64_t ms) { return now - std::chrono::milliseconds(ms); }
+
+}  // namespace
+
+swarm_snapshot take_snapshot(const swarm_core& core, health_time now) {
+  swarm_snapshot s;
+  s.hash = core.hash();
+  s.seed = core.seed();
+  s.knobs = core.knobs();
+  s.history.assign(core.history().begin(), core.history().end());
+  const auto& n = core.counters();
+  s.counters = {n.announces, n.banned, n.refused, n.warned, n.seeder_appeals};
+  s.downloaded = core.table().downloaded();
+  s.peers.reserve(core.table().size());
+  core.table().for_each(
+      [&](const peer_key& k, const endpoint& ep, bool /*seeder*/, const peer_traits& t) {
+        peer_snapshot p;
+        p.id = k.id;
+        p.ep = ep;
+        p.left = t.left;
+        p.uploaded = t.uploaded;
+        p.downloaded = t.downloaded;
+        p.key = t.key;
+        p.first_seen_age_ms = age_ms(now, t.first_seen);
+        p.last_announce_age_ms = age_ms(now, t.last_announce);
+        p.last_progress_age_ms = age_ms(now, t.last_progress);
+        p.completed_age_ms = t.completed_at ? age_ms(now, *t.completed_at) : -1;
+        p.announces = t.announces;
+        p.announces_without_progress = t.announces_without_progress;
+        p.early_announces = t.early_announces;
+        p.strikes = t.strikes;
+        // Never NaN/inf on the wire (CAF 0.17 corrupts them).
+        p.progress = std::isfinite(t.progress) ? t.progress : -1.0f;
+        p.flags = t.flags;
+        s.peers.push_back(std::move(p));
+      });
+  s.health = core.tracker().export_state(now);
+  s.evaluated = core.last_report() != nullptr;
+  // Never NaN/inf on the wire (CAF 0.17 corrupts them).
+  auto finite = [](double v) { return std::isfinite(v) ? v : 0.0; };
+  s.health.last.completion_rate = finite(s.health.last.completion_rate);
+  s.health.last.announce_rate = finite(s.health.last.announce_rate);
+  return s;
+}
+
+void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now) {
+  if (s.hash != core.hash()) return;
+  core.set_knobs(s.knobs);  // out-of-range knobs (another config) are ignored
+  for (const auto& p : s.peers) {
+    // A peer this core knows already announced here after the snapshot
+    // was taken: its own entry is newer.
+    if (core.table().contains(peer_key{p.id, p.ep.ip})) continue;
+    // The table's expiry clock is the last announce, as on the old owner.
+    const health_time last = at_age(now, p.last_announce_age_ms);
+    // A partial seed's role is restored with it (the table counts them).
+    const announce_event ev = (p.flags & flag_partial_seed) != 0 && p.left > 0
+                                  ? announce_event::paused
+                                  : announce_event::none;
+    auto [change, t] = core.table().announce_ex(p.id, p.ep, p.left, ev, last);
+    if (t == nullptr || change != peer_table::change::added) continue;
+    t->left = p.left;
+    t->uploaded = p.uploaded;
+    t->downloaded = p.downloaded;
+    t->key = p.key;
+    t->first_seen = at_age(now, p.first_seen_age_ms);
+    t->last_announce = last;
+    t->last_progress = at_age(now, p.last_progress_age_ms);
+    if (p.completed_age_ms >= 0) t->completed_at = at_age(now, p.completed_age_ms);
+    t->announces = p.announces;
+    t->announces_without_progress = p.announces_without_progress;
+    t->early_announces = p.early_announces;
+    t->strikes = p.strikes;
+    t->progress = p.progress;
+    // (Flag writes, quarantine included, take effect for selection from
+    // the table's next non-const call.)
+    t->flags = p.flags;
+  }
+  // Counters and history add up: what happened before the move, then what
+  // happened here meanwhile.
+  if (s.counters.size() >= 5) {
+    auto& c = swarm_core_access::counters(core);
+    c.announces += s.counters[0];
+    c.banned += s.counters[1];
+    c.refused += s.counters[2];
+    c.warned += s.counters[3];
+    c.seeder_appeals += s.counters[4];
+  }
+  swarm_core_access::set_downloaded(core, core.table().downloaded() + s.downloaded);
+  // The old owner's health model: its windows, size estimate, last report
+  // and hysteresis (what this core counted meanwhile, a few ms of events
+  // at most, gives way to it).
+  swarm_core_access::tracker(core).import_state(s.health, now);
+  swarm_core_access::evaluated(core) = swarm_core_access::evaluated(core) || s.evaluated;
+  auto& h = swarm_core_access::history(core);
+  h.insert(h.begin(), s.history.begin(), s.history.end());
+  while (h.size() > core.config().history_size) h.pop_front();
+  core.note_occupancy(now);
+}
+
+swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg,
+                                health_time now) {
+  auto core = std::make_shared<swarm_core>(s.hash, cfg, s.seed);
+  merge_snapshot(*core, s, now);
+  return core;
+}
+
+}  // namespace cluster
+}  // namespace sk

@@ -1,0 +1,102 @@
+#pragma once
+/// A compact, serializable copy of one swarm's whole state: what a
+/// migration carries to the new owner and what replication sends to the
+/// next node in rank order.
+///
+/// Carried: every peer (address, counters, behaviour traits, flags), the
+/// knobs, the remediation history, the swarm's counters, `downloaded`, the
+/// PRNG seed, and the health model (rate windows, size estimate, last
+/// report, hysteresis streaks). Times cross nodes as ages ("announced 42 s ago"), since
+/// steady clocks of two machines share no epoch; the receiver turns them
+/// back into its own time points, so peer expiry keeps its schedule.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "runtime/messages.hpp"
+#include "tracker/swarm_config.hpp"
+#include "tracker/swarm_core.hpp"
+
+namespace sk {
+
+// In namespace sk, where argument-dependent lookup finds it.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, swarm_health_tracker::portable_state& x) {
+  return f(caf::meta::type_name("health_state"), x.bucket_ages, x.bucket_counts, x.torrent_size,
+           x.watched_ms, x.last, x.raw_state, x.raw_reasons, x.better_streak, x.absent_streak);
+}
+
+}  // namespace sk
+
+namespace sk::cluster {
+
+/// One peer. Ages are milliseconds before the snapshot was taken; -1:
+/// unset (`completed_at`).
+struct peer_snapshot {
+  peer_id id;
+  endpoint ep;
+  std::uint64_t left = 0;
+  std::uint64_t uploaded = 0;
+  std::uint64_t downloaded = 0;
+  std::string key;
+  std::int64_t first_seen_age_ms = 0;
+  std::int64_t last_announce_age_ms = 0;
+  std::int64_t last_progress_age_ms = 0;
+  std::int64_t completed_age_ms = -1;
+  std::uint32_t announces = 0;
+  std::uint32_t announces_without_progress = 0;
+  std::uint32_t early_announces = 0;
+  std::uint32_t strikes = 0;
+  float progress = -1.0f;
+  std::uint8_t flags = 0;
+};
+
+struct swarm_snapshot {
+  info_hash hash;
+  std::uint64_t seed = 0;
+  swarm_knobs knobs;
+  std::vector<remediation_record> history;
+  /// announces, banned, refused, warned, seeder_appeals (in that order).
+  std::vector<std::uint64_t> counters;
+  /// The table's `downloaded` (completions).
+  std::uint64_t downloaded = 0;
+  std::vector<peer_snapshot> peers;
+  swarm_health_tracker::portable_state health;
+  /// Health was evaluated at least once (else the report is not shown).
+  bool evaluated = false;
+};
+
+/// Copies `core`'s state (must not run concurrently with its owner).
+swarm_snapshot take_snapshot(const swarm_core& core, health_time now);
+
+/// Merges `s` into `core` (same hash; else nothing): peers `core` does not
+/// know are added with their traits, counters and `downloaded` add up, the
+/// snapshot's history goes before the core's, the knobs are the
+/// snapshot's. Used when requests reached the new owner before the
+/// snapshot did. Must run on the core's owner thread.
+void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now);
+
+/// A new core with `s`'s state and `cfg` (valid). Peers the table refuses
+/// (more than cfg.max_peers) are dropped.
+swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg,
+                                health_time now);
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, peer_snapshot& x) {
+  return f(caf::meta::type_name("peer_snapshot"), x.id, x.ep, x.left, x.uploaded, x.downloaded,
+           x.key, x.first_seen_age_ms, x.last_announce_age_ms, x.last_progress_age_ms,
+           x.completed_age_ms, x.announces, x.announces_without_progress, x.early_announces,
+           x.strikes, x.progress, x.flags);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, swarm_snapshot& x) {
+  return f(caf::meta::type_name("swarm_snapshot"), x.hash, x.seed, x.knobs, x.history,
+           x.counters, x.downloaded, x.peers, x.health, x.evaluated);
+}
+
+}  // namespace sk::cluster

@@ -1,0 +1,679 @@
+#include "net/http/http_session.hpp"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "tracker/access_list.hpp"
+#include "protocol/reply.hpp"
+
+namespace sk {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+
+constexpr std::string_view text_plain = "text/plain";
+
+
+/// Request-line bytes besides the target: "GET " " HTTP/1.1" "\r\n" with
+/// room for longer methods.
+constexpr std::size_t request_line_overhead = 32;
+
+/// How long a closing connection waits for the client to close its side.
+constexpr auto linger_timeout = std::chrono::seconds(2);
+
+ip_address to_ip_address(const asio::ip::address& a) noexcept {
+  if (a.is_v4()) return ip_address::make_v4(a.to_v4().to_uint());
+  const auto b = a.to_v6().to_bytes();
+  std::uint8_t raw[16];
+  std::copy(b.begin(), b.end(), raw);
+  return ip_address::make_v6(raw);  // normalises IPv4-mapped to IPv4
+}
+
+/// Network errors that are part of normal life (clients vanish, time out).
+bool expected_network_error(const beast::error_code& ec) {
+  return ec == asio::error::operation_aborted || ec == beast::error::timeout ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::error::eof || ec == asio::error::not_connected ||
+         ec == http::error::partial_message || ec == http::error::end_of_stream;
+}
+
+}  // namespace
+
+// -- registry -----------------------------------------------------------------
+
+std::pair<http_context::registry::iterator, bool> http_context::add(
+    const std::shared_ptr<http_session>& s) {
+  std::lock_guard<std::mutex> lock{mutex};
+  sessions.push_front(s);
+  session_count.fetch_add(1, std::memory_order_relaxed);
+  return {sessions.begin(), draining};
+}
+
+void http_context::remove(registry::iterator pos) {
+  {
+    std::lock_guard<std::mutex> lock{mutex};
+    sessions.erase(pos);
+    session_count.fetch_sub(1, std::memory_order_relaxed);
+  }
+  all_closed.notify_all();
+}
+
+// -- lanes --------------------------------------------------------------------
+
+void http_lane::start_sweeping() {
+  if (!timer_) timer_.emplace(ioc_);
+  timer_->expires_after(gw_.sweep_period());
+  timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec == asio::error::operation_aborted) return;
+    gw_.sweep(lane_, std::chrono::steady_clock::now());
+    start_sweeping();
+  });
+}
+
+void http_lane::schedule_flush() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  // Runs after the handlers already queued on this thread: every request
+  // parsed in this round of the event loop reaches the swarms in one message.
+  asio::post(ioc_, [this] {
+    flush_posted_ = false;
+    gw_.flush(lane_);
+  });
+}
+
+void http_lane::post_reply(reply&& r) {
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> lock{mutex_};
+    was_empty = replies_.empty();
+    replies_.push_back(std::move(r));
+  }
+  // A drain is already on its way when the queue was not empty.
+  if (was_empty) asio::post(ioc_, [this] { deliver_replies(); });
+}
+
+void http_lane::deliver_replies() {
+  {
+    std::lock_guard<std::mutex> lock{mutex_};
+    std::swap(replies_, draining_);
+  }
+  for (auto& r : draining_) r.session->apply(r);
+  // The requests' references to their sessions die here, on the I/O thread.
+  draining_.clear();
+  // Forget what was answered (a clock-free sweep: nothing is overdue yet).
+  gw_.sweep(lane_, std::chrono::steady_clock::time_point{});
+}
+
+void http_lane::discard() {
+  gw_.abandon(lane_);
+  {
+    std::lock_guard<std::mutex> lock{mutex_};
+    replies_.clear();
+  }
+  draining_.clear();
+  timer_.reset();
+}
+
+namespace {
+
+/// An announce's or scrape's way back to its session: the answer is copied
+/// into a lane reply and posted to the session's I/O thread.
+template <class Base>
+class http_reply_base : public Base {
+ public:
+  http_reply_base(std::shared_ptr<http_session> session, std::uint64_t tag, http_lane& lane)
+      : session_(std::move(session)), tag_(tag), lane_(lane) {}
+
+  void on_refusal(gateway_refusal why, std::int64_t retry_in_minutes) override {
+    http_lane::reply r = make(http_lane::reply::kind::refusal);
+    r.refusal = why;
+    r.retry_in_minutes = retry_in_minutes;
+    lane_.post_reply(std::move(r));
+  }
+
+ protected:
+  http_lane::reply make(http_lane::reply::kind what) {
+    http_lane::reply r;
+    // The request's reference goes with the reply, so the last reference to
+    // a session is dropped on its own I/O thread (see deliver_replies).
+    r.session = std::move(session_);
+    r.tag = tag_;
+    r.what = what;
+    return r;
+  }
+  http_lane& lane() noexcept { return lane_; }
+
+ private:
+  std::shared_ptr<http_session> session_;
+  std::uint64_t tag_;
+  http_lane& lane_;
+};
+
+class http_announce_reply final : public http_reply_base<announce_reply> {
+ public:
+  using http_reply_base::http_reply_base;
+  void on_result(const announce_result& result) override {
+    http_lane::reply r = make(http_lane::reply::kind::announce);
+    r.announce = result;
+    lane().post_reply(std::move(r));
+  }
+};
+
+class http_scrape_reply final : public http_reply_base<scrape_reply> {
+ public:
+  using http_reply_base::http_reply_base;
+  void on_result(std::vector<scrape_answer>&& answers) override {
+    http_lane::reply r = make(http_lane::reply::kind::scrape);
+    r.scrape = std::move(answers);
+    lane().post_reply(std::move(r));
+  }
+};
+
+}  // namespace
+
+// -- life cycle ---------------------------------------------------------------
+
+http_session::http_session(socket_type&& socket, const tcp::endpoint& peer, http_context& ctx,
+                           std::size_t lane)
+    : ctx_(ctx),
+      lane_(lane),
+      executor_(socket.get_executor()),
+      stream_(std::move(socket)),
+      peer_(to_ip_address(peer.address())),
+      peer_port_(peer.port()),
+      linger_timer_(executor_),
+      ring_(std::max<std::size_t>(ctx.cfg.max_pipeline, 1)) {
+  write_buffers_.reserve(ring_.size());
+}
+
+http_session::~http_session() {
+  if (registered_) ctx_.remove(registry_pos_);
+}
+
+void http_session::start(http_context::registry::iterator pos, bool drain_now) {
+  registry_pos_ = pos;
+  registered_ = true;
+  asio::dispatch(executor_, [self = shared_from_this(), drain_now] {
+#ifndef __linux__
+    // Elsewhere accepted sockets need their own TCP_NODELAY (Linux inherits
+    // the listener's).
+    beast::error_code ec;
+    self->stream_.socket().set_option(tcp::no_delay(true), ec);
+#endif
+    if (drain_now) {
+      self->begin_drain();
+      return;
+    }
+    self->do_read();
+  });
+}
+
+std::string http_session::who() const {
+  std::string s = peer_.v6 ? "[" + peer_.to_string() + "]" : peer_.to_string();
+  return s + ":" + std::to_string(peer_port_);
+}
+
+void http_session::drain() {
+  asio::post(executor_, [self = shared_from_this()] { self->begin_drain(); });
+}
+
+void http_session::begin_drain() {
+  if (closed_ || lingering_ || draining_) return;
+  draining_ = true;
+  if (in_flight() == 0) {
+    // Idle, or in the middle of reading a request nobody is waiting for.
+    close_now();
+    return;
+  }
+  // Finish what we owe; the last response announces the close.
+  read_closed_ = true;
+  slot& last = slot_for(next_seq_ - 1);
+  if (!last.ready) last.close_after = true;
+}
+
+// -- reading ------------------------------------------------------------------
+
+void http_session::maybe_read() {
+  if (!reading_ && !read_closed_ && !closed_ && !lingering_ && in_flight() < ring_.size())
+    do_read();
+}
+
+void http_session::do_read() {
+  // A fresh parser per request: Beast parsers are single-use, and a fresh
+  // one resets the limits' counters.
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(
+      ctx_.cfg.max_url_length + ctx_.cfg.max_header_bytes + request_line_overhead));
+  // Tracker requests are GETs without a body; any body is refused (413).
+  parser_->body_limit(0);
+  stream_.expires_after(ctx_.cfg.read_timeout);
+  reading_ = true;
+  http::async_read(stream_, buffer_, *parser_,
+                   beast::bind_front_handler(&http_session::on_read, shared_from_this()));
+}
+
+void http_session::on_read(beast::error_code ec, std::size_t bytes) {
+  reading_ = false;
+  if (closed_) return;
+  if (lingering_) {
+    if (ec)
+      close_now();
+    else
+      do_discard();
+    return;
+  }
+  if (read_closed_) {
+    // Draining began while this read was pending: requests that arrive now
+    // are not served (the client sees the close and retries elsewhere).
+    maybe_finish();
+    return;
+  }
+  if (ec == http::error::end_of_stream) {  // the client closed between requests
+    read_closed_ = true;
+    maybe_finish();
+    return;
+  }
+  if (ec) {
+    if (respond_to_parse_error(ec)) return;
+    if (!expected_network_error(ec))
+      spdlog::warn("http {}: read: {}", who(), ec.message());
+    else if (spdlog::should_log(spdlog::level::debug))
+      spdlog::debug("http {}: read: {}", who(), ec.message());
+    close_now();
+    return;
+  }
+  handle_request(bytes);
+  maybe_write();
+  maybe_read();
+}
+
+bool http_session::respond_to_parse_error(beast::error_code ec) {
+  if (ec.category() != http::make_error_code(http::error::end_of_stream).category() ||
+      ec == http::error::partial_message)
+    return false;
+  http_status status = http_status::bad_request;
+  std::string_view text = "bad request\n";
+  std::string_view extra;
+  if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+    // Tell an overlong URL (414) from overlong headers (431) by where the
+    // request line ends in what was received.
+    const auto data = buffer_.data();
+    const std::string_view received(static_cast<const char*>(data.data()), data.size());
+    const auto eol = received.find('\n');
+    if (eol == std::string_view::npos || eol > ctx_.cfg.max_url_length + request_line_overhead) {
+      status = http_status::uri_too_long;
+      text = "request URI too long\n";
+    } else {
+      status = http_status::request_header_fields_too_large;
+      text = "request header fields too large\n";
+    }
+  } else if (ec == http::error::body_limit || ec == http::error::unexpected_body) {
+    // The request line was parsed before the body limit tripped, so the
+    // method is known: a POST with a body is a wrong method first of all.
+    const auto method = parser_->get().method();
+    if (method != http::verb::get && method != http::verb::unknown) {
+      status = http_status::method_not_allowed;
+      text = "method not allowed\n";
+      extra = "Allow: GET\r\n";
+    } else {
+      status = http_status::payload_too_large;
+      text = "request bodies are not accepted\n";
+    }
+  }
+  count(status == http_status::method_not_allowed ? http_outcome::method_not_allowed
+                                                  : http_outcome::bad_request);
+  if (spdlog::should_log(spdlog::level::debug))
+    spdlog::debug("http {}: {} ({})", who(), static_cast<unsigned>(status), ec.message());
+  // The parser's state is unknown after an error: answer and close.
+  slot& s = open_slot();
+  s.close_after = true;
+  read_closed_ = true;
+  finish_slot(s, status, text, extra);
+  maybe_write();
+  return true;
+}
+
+// -- requests -----------------------------------------------------------------
+
+http_session::slot& http_session::open_slot() {
+  slot& s = slot_for(next_seq_);
+  s.seq = next_seq_++;
+  s.ready = false;
+  s.close_after = false;
+  s.http10_keep_alive = false;
+  s.compact = true;
+  s.no_peer_id = false;
+  s.announce = false;
+  s.scrape = false;
+  return s;
+}
+
+void http_session::handle_request(std::size_t header_bytes) {
+  const auto& req = parser_->get();
+  const bool keep_alive = req.keep_alive();
+  slot& s = open_slot();
+  s.http10_keep_alive = keep_alive && req.version() == 10;
+  if (!keep_alive) {
+    s.close_after = true;
+    read_closed_ = true;
+    client_closes_ = true;
+  }
+  const beast::string_view target = req.target();
+  if (target.size() > ctx_.cfg.max_url_length) {
+    count(http_outcome::bad_request);
+    s.close_after = true;
+    read_closed_ = true;
+    finish_slot(s, http_status::uri_too_long, "request URI too long\n");
+    return;
+  }
+  if (header_bytes > target.size() + ctx_.cfg.max_header_bytes + request_line_overhead) {
+    count(http_outcome::bad_request);
+    s.close_after = true;
+    read_closed_ = true;
+    finish_slot(s, http_status::request_header_fields_too_large,
+                "request header fields too large\n");
+    return;
+  }
+  if (req.method() != http::verb::get) {
+    count(http_outcome::method_not_allowed);
+    finish_slot(s, http_status::method_not_allowed, "method not allowed\n", "Allow: GET\r\n");
+    return;
+  }
+  const std::string_view whole(target.data(), target.size());
+  const auto qmark = whole.find('?');
+  const std::string_view path = whole.substr(0, qmark);
+  const std::string_view query =
+      qmark == std::string_view::npos ? std::string_view{} : whole.substr(qmark + 1);
+  if (path == "/announce") {
+    handle_announce(s, query);
+  } else if (path == "/scrape") {
+    handle_scrape(s, query);
+  } else if (path == "/health") {
+    count(http_outcome::health);
+    if (ctx_.serving.load(std::memory_order_relaxed))
+      finish_slot(s, http_status::ok, "ok");
+    else
+      finish_slot(s, http_status::service_unavailable, "draining");
+  } else {
+    count(http_outcome::not_found);
+    finish_slot(s, http_status::not_found, "not found\n");
+  }
+}
+
+void http_session::handle_announce(slot& s, std::string_view query) {
+  announce_request ar;
+  const query_error err = parse_announce_query(query, ctx_.cfg.limits, ar);
+  if (err != query_error::ok) {
+    count(http_outcome::bad_request);
+    finish_failure(s, failure_text(err), false);
+    return;
+  }
+  s.announce = true;
+  s.received = std::chrono::steady_clock::now();
+  // Who the client is: the socket peer, or whom a trusted proxy names (HTTP's
+  // own headers). Whether to believe the `ip` the client claims is the
+  // gateway's rule, the same for both transports.
+  ip_address client = peer_;
+  if (!ctx_.cfg.proxies.empty() && ctx_.cfg.proxies.contains(peer_)) {
+    const auto& req = parser_->get();
+    forwarded_for_.clear();
+    const auto fields = req.equal_range("X-Forwarded-For");
+    for (auto it = fields.first; it != fields.second; ++it) {
+      if (!forwarded_for_.empty()) forwarded_for_.push_back(',');
+      forwarded_for_.append(it->value().data(), it->value().size());
+    }
+    const auto real = req["X-Real-IP"];
+    client =
+        resolve_client_address(peer_, forwarded_for_, {real.data(), real.size()}, ctx_.cfg.proxies);
+  }
+  s.external_ip = client;
+  s.compact = ar.compact;
+  s.no_peer_id = ar.no_peer_id;
+  http_lane& lane = *ctx_.lanes[lane_];
+  lane.gw().announce(lane.gateway_lane(), transport::http, std::move(ar), client, false,
+                     std::make_shared<http_announce_reply>(shared_from_this(), s.seq, lane));
+  lane.schedule_flush();
+}
+
+void http_session::handle_scrape(slot& s, std::string_view query) {
+  std::vector<info_hash> hashes;
+  const query_error err = parse_scrape_query(query, ctx_.cfg.limits, hashes);
+  if (err != query_error::ok) {
+    count(http_outcome::bad_request);
+    finish_failure(s, failure_text(err), false);
+    return;
+  }
+  if (hashes.empty()) {
+    // A full scrape would walk every swarm for one anonymous request.
+    count(http_outcome::bad_request);
+    finish_failure(s, "full scrape is not supported: give at least one info_hash", false);
+    return;
+  }
+  // The reply's dictionary is keyed by hash: sorted and unique.
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  s.scrape = true;
+  http_lane& lane = *ctx_.lanes[lane_];
+  lane.gw().scrape(lane.gateway_lane(), transport::http, std::move(hashes),
+                   std::make_shared<http_scrape_reply>(shared_from_this(), s.seq, lane));
+  lane.schedule_flush();
+}
+
+void http_session::finish_slot(slot& s, http_status status, std::string_view body,
+                               std::string_view extra_headers) {
+  const connection_header conn = s.close_after         ? connection_header::close
+                                 : s.http10_keep_alive ? connection_header::keep_alive
+                                                       : connection_header::none;
+  frame_response(s.wire, status, text_plain, body, conn, extra_headers);
+  s.ready = true;
+}
+
+void http_session::finish_failure(slot& s, std::string_view reason, bool retryable) {
+  body_.clear();
+  encode_failure(body_, reason,
+                 retryable ? std::optional<std::int64_t>{ctx_.cfg.retry_in_minutes} : std::nullopt);
+  finish_slot(s, http_status::ok, body_);
+}
+
+// -- replies from the network actors -----------------------------------------
+
+http_session::slot* http_session::reply_slot(std::uint64_t tag) noexcept {
+  if (closed_ || lingering_ || tag < head_seq_ || tag >= next_seq_) return nullptr;
+  slot& s = slot_for(tag);
+  if (s.seq != tag || s.ready) return nullptr;
+  return &s;
+}
+
+void http_session::apply(http_lane::reply& r) {
+  slot* s = reply_slot(r.tag);
+  if (s == nullptr) return;
+  switch (r.what) {
+    case http_lane::reply::kind::announce: {
+      const announce_result& a = r.announce;
+      if (!a.failure_reason.empty()) {
+        count(http_outcome::announce_refused);
+        // The swarm refused this peer (banned client, abuse): BEP 3 failure,
+        // with BEP 31 retry-in when the swarm set one.
+        body_.clear();
+        encode_failure(body_, a.failure_reason,
+                       a.retry_in_minutes != 0 ? std::optional<std::int64_t>{a.retry_in_minutes}
+                                               : std::nullopt);
+        finish_slot(*s, http_status::ok, body_);
+        break;
+      }
+      count(http_outcome::announce_ok);
+      announce_reply_view v;
+      v.interval = a.interval;
+      v.min_interval = a.min_interval;
+      v.stats = a.stats;
+      v.compact = s->compact;
+      v.no_peer_id = s->no_peer_id;
+      v.peers4 = a.peers4;
+      v.peers6 = a.peers6;
+      v.peers = a.peers.data();
+      v.peer_count = a.peers.size();
+      v.warning_message = a.warning_message;
+      v.external_ip = s->external_ip;
+      body_.clear();
+      encode_announce_reply(body_, v);
+      finish_slot(*s, http_status::ok, body_);
+      break;
+    }
+    case http_lane::reply::kind::scrape: {
+      count(http_outcome::scrape_ok);
+      // Refused torrents are left out of the reply (BEP 48 lets a tracker
+      // omit torrents it does not serve), so a scrape cannot tell a refused
+      // torrent from an unknown one's absence either way.
+      scrape_entries_.clear();
+      for (const scrape_answer& a : r.scrape) {
+        if (a.served) scrape_entries_.push_back(scrape_entry{a.hash, a.stats});
+      }
+      body_.clear();
+      encode_scrape_reply(body_, scrape_entries_.data(), scrape_entries_.size());
+      finish_slot(*s, http_status::ok, body_);
+      break;
+    }
+    case http_lane::reply::kind::refusal:
+      if (r.refusal == gateway_refusal::denied) {
+        count(http_outcome::announce_denied);
+      } else {
+        count(s->scrape ? http_outcome::scrape_failure : http_outcome::announce_failure);
+      }
+      body_.clear();
+      encode_failure(body_, refusal_text(r.refusal),
+                     r.retry_in_minutes != 0 ? std::optional<std::int64_t>{r.retry_in_minutes}
+                                             : std::nullopt);
+      finish_slot(*s, http_status::ok, body_);
+      break;
+  }
+  maybe_write();
+}
+
+// -- writing ------------------------------------------------------------------
+
+void http_session::maybe_write() {
+  if (closed_ || lingering_ || writing_count_ > 0) return;
+  // Gather every consecutive ready response into one write.
+  write_buffers_.clear();
+  std::chrono::steady_clock::time_point now{};
+  for (std::uint64_t seq = head_seq_; seq < next_seq_; ++seq) {
+    slot& s = slot_for(seq);
+    if (!s.ready) break;
+    if (s.announce) {
+      // Receipt -> reply handed to the socket (one clock read per write).
+      if (now == std::chrono::steady_clock::time_point{}) now = std::chrono::steady_clock::now();
+      ctx_.lanes[lane_]->latency.record(now - s.received);
+      s.announce = false;
+    }
+    write_buffers_.push_back(asio::buffer(s.wire));
+    if (s.close_after) break;
+  }
+  if (write_buffers_.empty()) return;
+  writing_count_ = write_buffers_.size();
+  stream_.expires_after(ctx_.cfg.write_timeout);
+  asio::async_write(stream_, write_buffers_,
+                    beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+}
+
+void http_session::on_write(beast::error_code ec, std::size_t) {
+  const std::size_t written = writing_count_;
+  writing_count_ = 0;
+  if (closed_) return;
+  if (ec) {
+    if (!expected_network_error(ec))
+      spdlog::warn("http {}: write: {}", who(), ec.message());
+    else if (spdlog::should_log(spdlog::level::debug))
+      spdlog::debug("http {}: write: {}", who(), ec.message());
+    close_now();
+    return;
+  }
+  bool closing = false;
+  for (std::size_t i = 0; i < written; ++i) {
+    slot& s = slot_for(head_seq_++);
+    closing = closing || s.close_after;
+    s.ready = false;
+    s.wire.clear();  // keeps its capacity for the next response
+  }
+  if (closing) {
+    sent_close_ = true;
+    read_closed_ = true;
+    linger_close();
+    return;
+  }
+  maybe_write();
+  maybe_read();
+  maybe_finish();
+}
+
+// -- closing ------------------------------------------------------------------
+
+void http_session::maybe_finish() {
+  if (closed_ || lingering_ || !read_closed_ || in_flight() != 0 || writing_count_ != 0) return;
+  if (sent_close_)
+    linger_close();
+  else
+    close_now();
+}
+
+void http_session::linger_close() {
+  if (closed_ || lingering_) return;
+  beast::error_code ec;
+  // The RST problem exists only when unread bytes sit in our receive
+  // buffer at close. A client that asked for the close itself sends nothing
+  // more (RFC 9112 9.6), so when nothing of it is buffered either, close at
+  // once: no timer, no extra read, not even a FIONREAD. That is every
+  // non-keep-alive request. When the server decided to close (an error,
+  // draining), check the socket for unread bytes first.
+  if (!reading_ && buffer_.size() == 0 &&
+      (client_closes_ || (stream_.socket().available(ec) == 0 && !ec))) {
+    close_now();
+    return;
+  }
+  lingering_ = true;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) {
+    close_now();
+    return;
+  }
+  linger_timer_.expires_after(linger_timeout);
+  linger_timer_.async_wait([self = shared_from_this()](beast::error_code wait_ec) {
+    if (!wait_ec) self->close_now();
+  });
+  // A pending read (drain) becomes the discard read when it completes.
+  if (!reading_) do_discard();
+}
+
+void http_session::do_discard() {
+  reading_ = true;
+  stream_.expires_never();
+  stream_.async_read_some(asio::buffer(discard_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->reading_ = false;
+                            if (self->closed_) return;
+                            if (ec)
+                              self->close_now();
+                            else
+                              self->do_discard();
+                          });
+}
+
+void http_session::close_now() {
+  if (closed_) return;
+  closed_ = true;
+  linger_timer_.cancel();
+  // Closes the socket (whatever is queued still goes out, then FIN; a
+  // shutdown() first would only be one more system call) and cancels the
+  // stream's deadline timer.
+  stream_.close();
+  // Jobs still held by network actors keep this object alive; their replies
+  // find closed_ set and are dropped.
+}
+
+}  // namespace sk

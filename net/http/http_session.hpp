@@ -1,0 +1,271 @@
+#pragma once
+/// One HTTP connection (internal to net/: included by http_server.cpp and
+/// http_session.cpp only).
+///
+/// A session lives on one I/O thread: each I/O thread runs its own
+/// io_context, and an io_context run by a single thread is an implicit
+/// strand, so every member below is touched only on that thread. The
+/// exception is `executor_` (immutable); the replies of its requests run on
+/// swarm threads and only queue an answer for the lane (`http_lane`).
+/// (An explicit strand per connection would serialise nothing more and add
+/// a strand queue hop and a lock to every completion.)
+///
+/// Pipelining: each request takes the next slot of a ring of `max_pipeline`
+/// slots, in request order. A slot is filled when its response is known
+/// (at once for /health and errors, later for announces and scrapes) and
+/// written only when every slot before it has been written:
+///
+///   seq:    7        8         9        10
+///         [sent]  [ready]  [waiting]  [ready]   ← write 8, then wait for 9
+///          head ───▶                    next_seq_ = 11
+///
+/// Reading pauses while the ring is full and resumes as writes free slots.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/basic_stream_socket.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "net/gateway.hpp"
+#include "net/http/http_response.hpp"
+#include "net/http/http_server.hpp"
+
+namespace sk {
+
+class http_session;
+
+/// One I/O thread's lane of the gateway, and its way back from the swarms:
+///
+///   sessions ── gateway.announce / scrape (lane k) ── flush once per loop
+///       round ══ one message ══▶ lane k's dispatcher ──▶ swarms (tickets)
+///   swarm threads ─post_reply()─▶ reply queue (mutex) ─(a post only when
+///       the queue was empty)─▶ deliver_replies(): every session applies its reply
+///   timer on thread k ──▶ gateway.sweep(lane k): overdue requests fail
+///
+/// A burst of replies costs one io_context post (one reactor interrupt),
+/// measured as the largest cost of the hand-over besides the system calls
+/// themselves. `deliver_replies` and the sweep run on I/O thread k only;
+/// `post_reply` on swarm threads.
+class http_lane {
+ public:
+  /// What came back for one request of one session.
+  struct reply {
+    enum class kind : std::uint8_t { announce, scrape, refusal };
+    /// The request's reference to the session; dropped on the I/O thread.
+    std::shared_ptr<http_session> session;
+    std::uint64_t tag = 0;
+    kind what = kind::refusal;
+    announce_result announce;
+    std::vector<scrape_answer> scrape;
+    gateway_refusal refusal = gateway_refusal::swarm_unavailable;
+    std::int64_t retry_in_minutes = 0;
+  };
+
+  http_lane(boost::asio::io_context& ioc, gateway& gw, std::size_t gateway_lane)
+      : ioc_(ioc), gw_(gw), lane_(gateway_lane) {}
+
+  /// Counts one request's outcome. I/O thread k only (single writer: a
+  /// relaxed load and store, no locked instruction).
+  void count(http_outcome o) noexcept {
+    auto& c = outcomes_[static_cast<std::size_t>(o)];
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  /// Any thread.
+  std::uint64_t outcome_count(std::size_t i) const noexcept {
+    return outcomes_[i].load(std::memory_order_relaxed);
+  }
+  /// Announce latency of this I/O thread (written on it only).
+  latency_histogram latency;
+
+  gateway& gw() noexcept { return gw_; }
+  /// This thread's lane index in the gateway.
+  std::size_t gateway_lane() const noexcept { return lane_; }
+
+  boost::asio::io_context& ioc() noexcept { return ioc_; }
+  /// Starts the periodic sweep of overdue requests (on I/O thread k).
+  void start_sweeping();
+  /// Flushes the gateway lane once the handlers already queued on this
+  /// thread ran (one message per event-loop round). I/O thread k only.
+  void schedule_flush();
+  void post_reply(reply&& r);
+  /// Answers what is still in flight, drops queued replies and the sweep
+  /// timer (server teardown, I/O threads stopped, io_context still alive).
+  void discard();
+
+ private:
+  void deliver_replies();
+
+  boost::asio::io_context& ioc_;
+  gateway& gw_;
+  const std::size_t lane_;
+  /// Made by start_sweeping(), dropped by discard() (before its io_context).
+  std::optional<boost::asio::steady_timer> timer_;
+  bool flush_posted_ = false;  ///< I/O thread only
+  std::mutex mutex_;
+  std::vector<reply> replies_;   ///< guarded by mutex_
+  std::vector<reply> draining_;  ///< I/O thread only (capacity reused)
+  alignas(64) std::atomic<std::uint64_t> outcomes_[http_outcome_count] = {};
+};
+
+/// State shared by the server and all its sessions.
+struct http_context {
+  http_context(const http_server_config& c, gateway& g) : cfg(c), gw(g) {}
+
+  const http_server_config cfg;
+  gateway& gw;
+  /// One per I/O thread, set up by the server before any session exists.
+  std::vector<std::unique_ptr<http_lane>> lanes;
+  /// False once the server stops accepting: /health answers 503.
+  std::atomic<bool> serving{false};
+
+  // -- session registry (drain needs to reach every open connection) --------
+  using registry = std::list<std::weak_ptr<http_session>>;
+  std::mutex mutex;
+  std::condition_variable all_closed;
+  registry sessions;      ///< guarded by mutex
+  bool draining = false;  ///< guarded by mutex; new sessions start draining
+  std::atomic<std::size_t> session_count{0};
+
+  /// Registers `s`; returns its registry position and whether it must drain.
+  std::pair<registry::iterator, bool> add(const std::shared_ptr<http_session>& s);
+  void remove(registry::iterator pos);
+};
+
+class http_session final : public std::enable_shared_from_this<http_session> {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  /// The executor of the connection's io_context (concrete, not type-erased:
+  /// `any_io_executor` costs reference counting on every handler).
+  using executor_type = boost::asio::io_context::executor_type;
+  using socket_type = boost::asio::basic_stream_socket<tcp, executor_type>;
+  using stream_type =
+      boost::beast::basic_stream<tcp, executor_type, boost::beast::unlimited_rate_policy>;
+  using timer_type =
+      boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                        boost::asio::wait_traits<std::chrono::steady_clock>,
+                                        executor_type>;
+
+  /// `socket` was accepted on the io_context of I/O thread `lane`, from `peer`.
+  http_session(socket_type&& socket, const tcp::endpoint& peer, http_context& ctx,
+               std::size_t lane);
+  ~http_session();
+
+  /// Starts reading; call once, right after construction, with the registry
+  /// position from `http_context::add`.
+  void start(http_context::registry::iterator pos, bool drain_now);
+
+  /// Thread-safe: asks the session to finish (see http_server::drain).
+  void drain();
+
+  /// Applies what came back for one request (on the session's I/O thread).
+  void apply(http_lane::reply& r);
+
+ private:
+  using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
+
+  /// One pipelined request's response.
+  struct slot {
+    std::uint64_t seq = 0;
+    bool ready = false;
+    /// Close the connection after this response.
+    bool close_after = false;
+    /// HTTP/1.0 client asking for keep-alive: must be told it got it.
+    bool http10_keep_alive = false;
+    // What the announce encoder needs from the request.
+    bool compact = true;
+    bool no_peer_id = false;
+    ip_address external_ip;
+    /// An announce (its latency is recorded when the reply is written) or a
+    /// scrape (for the failure outcome); neither for anything else.
+    bool announce = false;
+    bool scrape = false;
+    /// When the request was read (announces only).
+    std::chrono::steady_clock::time_point received{};
+    /// The framed response (headers + body); capacity reused.
+    std::string wire;
+  };
+
+  slot& slot_for(std::uint64_t seq) noexcept { return ring_[seq % ring_.size()]; }
+  std::size_t in_flight() const noexcept { return static_cast<std::size_t>(next_seq_ - head_seq_); }
+
+  void do_read();
+  void on_read(boost::beast::error_code ec, std::size_t bytes);
+  /// Turns a read error that carries an HTTP meaning into its response.
+  bool respond_to_parse_error(boost::beast::error_code ec);
+  void handle_request(std::size_t header_bytes);
+  void handle_announce(slot& s, std::string_view query);
+  void handle_scrape(slot& s, std::string_view query);
+  slot& open_slot();
+  /// Frames `body` into `s` and marks it ready.
+  void finish_slot(slot& s, http_status status, std::string_view body,
+                   std::string_view extra_headers = {});
+  void finish_failure(slot& s, std::string_view reason, bool retryable);
+  void count(http_outcome o) noexcept { ctx_.lanes[lane_]->count(o); }
+  /// Finds the slot for a reply; null if the session closed or `tag` is stale.
+  slot* reply_slot(std::uint64_t tag) noexcept;
+
+  void maybe_read();
+  void maybe_write();
+  void on_write(boost::beast::error_code ec, std::size_t bytes);
+  /// Ends the session if nothing is left to do.
+  void maybe_finish();
+  /// Graceful end after a final response: shutdown(send), then discard what
+  /// the client still sends until EOF or a short deadline, so the kernel
+  /// does not answer unread data with a RST that would destroy the response.
+  void linger_close();
+  void do_discard();
+  void close_now();
+  void begin_drain();
+  /// "ADDR:PORT" of the peer, for debug logs (formatted only when logged).
+  std::string who() const;
+
+  http_context& ctx_;
+  const std::size_t lane_;
+  const executor_type executor_;
+  stream_type stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<request_parser> parser_;
+  ip_address peer_;  ///< socket peer, IPv4-mapped normalised
+  std::uint16_t peer_port_ = 0;
+  timer_type linger_timer_;
+  http_context::registry::iterator registry_pos_;
+  bool registered_ = false;
+
+  std::vector<slot> ring_;
+  std::uint64_t head_seq_ = 0;  ///< oldest slot not yet written
+  std::uint64_t next_seq_ = 0;  ///< slot the next request takes
+  std::vector<boost::asio::const_buffer> write_buffers_;
+  std::size_t writing_count_ = 0;  ///< slots in the write in flight (0: none)
+
+  bool reading_ = false;
+  bool read_closed_ = false;  ///< no further requests will be read
+  bool draining_ = false;
+  bool lingering_ = false;
+  bool closed_ = false;
+  /// A response with `Connection: close` went out: end with a lingering close.
+  bool sent_close_ = false;
+  /// The client itself ended the conversation (`Connection: close` or
+  /// HTTP/1.0 without keep-alive) and so sends nothing more.
+  bool client_closes_ = false;
+
+  /// Scratch buffers reused for every request of this connection.
+  std::string body_;
+  std::vector<scrape_entry> scrape_entries_;
+  std::string forwarded_for_;
+  char discard_[512];
+};
+
+}  // namespace sk

@@ -1,0 +1,418 @@
+#include "runtime/directory.hpp"
+
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "tracker/random.hpp"
+#include "runtime/swarm_actor.hpp"
+#include "cluster/cluster_messages.hpp"
+
+namespace sk {
+
+namespace {
+
+std::uint64_t random_seed_base() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+/// The stripes, and everything needed to spawn swarms and forwarders from
+/// any thread. Swarms and forwarders hold it by weak_ptr (as
+/// `swarm_registry` / `forward_host`) to erase their own entry when they
+/// end, and forwarders to put a swarm back after a failed handoff.
+class swarm_directory::table final : public cluster::forward_host,
+                                     public std::enable_shared_from_this<table> {
+ public:
+  table(caf::actor_system& sys, const swarm_config& cfg, std::size_t n)
+      : sys_(sys),
+        cfg_(cfg),
+        seed_base_(cfg.rng_seed != 0 ? cfg.rng_seed : random_seed_base()),
+        stripes_(new stripe[n]),
+        count_(n) {}
+
+  /// One entry: a local swarm, or (`remote`) a forwarder to another node.
+  struct entry {
+    caf::actor actor;
+    bool remote = false;
+    /// Owner name of a forwarder, and the node actor it forwards to.
+    std::string owner;
+    caf::actor node;
+  };
+
+  struct alignas(64) stripe {  // own cache line: stripes never false-share
+    mutable std::mutex mtx;
+    std::unordered_map<info_hash, entry, id20_hasher> map;
+  };
+
+  stripe& stripe_for(const info_hash& h) const noexcept {
+    // id20_hasher's low bits choose the map's bucket; take the stripe from
+    // the high half (multiply-shift maps it onto [0, count_) evenly).
+    const std::uint64_t hv = id20_hasher{}(h);
+    const std::uint64_t hi = hv >> 32;
+    return stripes_[static_cast<std::size_t>((hi * count_) >> 32)];
+  }
+  std::size_t count() const noexcept { return count_; }
+  stripe& at(std::size_t i) const noexcept { return stripes_[i]; }
+
+  caf::actor prober() const override { return prober_; }
+  std::shared_ptr<swarm_totals> totals() const override { return totals_; }
+  /// Shared with every swarm (they may outlive the directory).
+  const std::shared_ptr<swarm_totals> totals_ = std::make_shared<swarm_totals>();
+  /// Set once before the first route (see `swarm_directory::set_prober`).
+  caf::actor prober_;
+  /// Set once by start_supervisor, before the first route.
+  caf::actor supervisor_;
+
+  /// Set (under no lock) before stop_all() visits the stripes; read under a
+  /// stripe lock by route(), so a route that takes a stripe after stop_all()
+  /// emptied it sees the flag and spawns nothing.
+  std::atomic<bool> stopped{false};
+
+  /// The cluster picture (null: alone). Read on misses only.
+  cluster::cluster_view_ptr view() const { return std::atomic_load(&view_); }
+  cluster::cluster_view_ptr current_view() const override { return view(); }
+  caf::actor local_supervisor() const override { return supervisor_; }
+  void store_view(cluster::cluster_view_ptr v) { std::atomic_store(&view_, std::move(v)); }
+  cluster::forwarder_options fwd_opts;
+
+  /// Spawns a local swarm on `core` (null: a new empty one) and hands it to
+  /// the supervisor. Call under `h`'s stripe lock.
+  caf::actor spawn_local(const info_hash& h, swarm_core_ptr core) {
+    if (!core) {
+      // Seed: reproducible from (rng_seed, info_hash) when configured;
+      // otherwise the random base and a spawn counter keep respawned swarms
+      // apart.
+      std::uint64_t state = seed_base_ ^ id20_hasher {}(h);
+      if (cfg_.rng_seed == 0) state += spawned_.fetch_add(1, std::memory_order_relaxed) << 1;
+      core = std::make_shared<swarm_core>(h, cfg_, splitmix64(state));
+    }
+    auto swarm = spawn_swarm(sys_, core, weak_from_this(), supervisor_);
+    if (supervisor_) {
+      // Enqueued before the swarm can run a tick, so the supervisor knows it
+      // before its first health report (and monitors it before it can
+      // crash; a swarm dead already yields a down message at once).
+      caf::anon_send(supervisor_, watch_atom::value, h, swarm, std::move(core));
+    }
+    return swarm;
+  }
+
+  /// The entry for a miss of `h`: a local swarm when this node owns it (or
+  /// no cluster), else a forwarder. Call under the stripe lock.
+  entry make_entry(const info_hash& h) {
+    auto v = view();
+    if (v) {
+      const std::string& owner = v->owner(h);
+      if (owner != v->self) {
+        if (auto node = v->node(owner)) {
+          return entry{cluster::spawn_forwarder(sys_, h, owner, node, weak_from_this(), fwd_opts),
+                       true, owner, node};
+        }
+      }
+    }
+    return entry{spawn_local(h, nullptr), false, {}, {}};
+  }
+
+  /// route(): the entry's actor, created on a miss.
+  caf::actor route(const info_hash& h) {
+    auto& s = stripe_for(h);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    if (auto it = s.map.find(h); it != s.map.end()) return it->second.actor;
+    if (stopped.load(std::memory_order_acquire)) return {};
+    auto e = make_entry(h);
+    auto a = e.actor;
+    s.map.emplace(h, std::move(e));
+    return a;
+  }
+
+  caf::actor install_local(const cluster::swarm_snapshot& snap) override {
+    caf::actor leaving;  // a forwarder replaced; told to leave after unlocking
+    caf::actor swarm;
+    {
+      auto& s = stripe_for(snap.hash);
+      std::lock_guard<std::mutex> guard(s.mtx);
+      if (stopped.load(std::memory_order_acquire)) return {};
+      auto it = s.map.find(snap.hash);
+      if (it != s.map.end() && !it->second.remote) {
+        // A local swarm exists already (requests reached this node before
+        // the snapshot): merge into it, on its own thread.
+        swarm = it->second.actor;
+        caf::anon_send(swarm, caf::migrate_atom::value, caf::put_atom::value, snap);
+        return swarm;
+      }
+      auto core = cluster::restore_snapshot(snap, cfg_, health_clock::now());
+      swarm = spawn_local(snap.hash, std::move(core));
+      if (it != s.map.end()) {
+        leaving = std::exchange(it->second.actor, swarm);
+        it->second.remote = false;
+        it->second.owner.clear();
+        it->second.node = {};
+      } else {
+        s.map.emplace(snap.hash, entry{swarm, false, {}, {}});
+      }
+    }
+    if (leaving) caf::anon_send(leaving, caf::leave_atom::value);
+    return swarm;
+  }
+
+  bool erase_if_owner(const info_hash& hash, const caf::actor_addr& actor) override {
+    entry victim;  // released after unlocking
+    stripe& s = stripe_for(hash);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    auto it = s.map.find(hash);
+    if (it == s.map.end() || it->second.actor.address() != actor) return false;
+    victim = std::move(it->second);
+    s.map.erase(it);
+    return true;
+  }
+
+  bool replace_if_owner(const info_hash& hash, const caf::actor_addr& dead,
+                        const caf::actor& replacement) override {
+    caf::actor victim;  // released after unlocking
+    stripe& s = stripe_for(hash);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    auto it = s.map.find(hash);
+    if (stopped.load(std::memory_order_acquire) || it == s.map.end() ||
+        it->second.actor.address() != dead) {
+      return false;
+    }
+    victim = std::exchange(it->second.actor, replacement);
+    return true;
+  }
+
+  caf::actor_system& sys_;
+  const swarm_config cfg_;
+
+ private:
+  /// Base of per-swarm seeds when cfg.rng_seed == 0 (drawn at construction).
+  std::uint64_t seed_base_;
+  std::atomic<std::uint64_t> spawned_{0};
+  std::unique_ptr<stripe[]> stripes_;
+  std::size_t count_;
+  cluster::cluster_view_ptr view_;
+};
+
+swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg,
+                                 std::size_t stripes)
+    : sys_(sys), cfg_(cfg) {
+  if (auto err = cfg_.validate(); !err.empty()) {
+    throw std::invalid_argument("invalid swarm config: " + err);
+  }
+  if (stripes == 0) {
+    throw std::invalid_argument("swarm directory needs at least one stripe");
+  }
+  table_ = std::make_shared<table>(sys, cfg_, stripes);
+}
+
+swarm_directory::~swarm_directory() { stop_all(); }
+
+caf::actor swarm_directory::start_supervisor(const supervisor_config& cfg) {
+  if (auto err = cfg.validate(); !err.empty()) {
+    throw std::invalid_argument("invalid supervisor config: " + err);
+  }
+  if (!supervisor_) {
+    supervisor_ = spawn_supervisor(sys_, cfg, std::weak_ptr<swarm_registry>(table_));
+    table_->supervisor_ = supervisor_;
+  }
+  return supervisor_;
+}
+
+void swarm_directory::set_prober(caf::actor prober) { table_->prober_ = std::move(prober); }
+
+caf::actor swarm_directory::route(const info_hash& h) { return table_->route(h); }
+
+caf::actor swarm_directory::find(const info_hash& h) const {
+  auto& s = table_->stripe_for(h);
+  {
+    std::lock_guard<std::mutex> guard(s.mtx);
+    if (auto it = s.map.find(h); it != s.map.end()) return it->second.actor;
+  }
+  // A hash another node owns: its forwarder (a scrape asks the owner, which
+  // creates nothing for an unknown torrent).
+  if (auto v = table_->view(); v && v->owner(h) != v->self) return table_->route(h);
+  return {};
+}
+
+swarm_location swarm_directory::locate(const info_hash& h) const {
+  swarm_location out;
+  auto v = table_->view();
+  {
+    auto& s = table_->stripe_for(h);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    if (auto it = s.map.find(h); it != s.map.end()) {
+      out.actor = it->second.actor;
+      out.remote = it->second.remote;
+      out.owner = it->second.remote ? it->second.owner : v ? v->self : std::string();
+      return out;
+    }
+  }
+  if (v && v->owner(h) != v->self) {
+    // Routed like find(): a forwarder, whose entry names its owner.
+    out.actor = table_->route(h);
+    auto& s = table_->stripe_for(h);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    if (auto it = s.map.find(h); it != s.map.end() && it->second.actor == out.actor) {
+      out.remote = it->second.remote;
+      out.owner = it->second.remote ? it->second.owner : v->self;
+    }
+  }
+  return out;
+}
+
+std::size_t swarm_directory::size() const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < table_->count(); ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    for (const auto& kv : s.map) n += kv.second.remote ? 0 : 1;
+  }
+  return n;
+}
+
+std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::size_t limit) const {
+  std::vector<std::pair<info_hash, caf::actor>> out;
+  for (std::size_t i = 0; i < table_->count() && out.size() < limit; ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    for (const auto& kv : s.map) {
+      if (out.size() >= limit) break;
+      if (!kv.second.remote) out.emplace_back(kv.first, kv.second.actor);
+    }
+  }
+  return out;
+}
+
+bool swarm_directory::end_swarm(const info_hash& h) {
+  caf::actor swarm;
+  {
+    auto& s = table_->stripe_for(h);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    auto it = s.map.find(h);
+    if (it == s.map.end() || it->second.remote) return false;
+    swarm = std::move(it->second.actor);
+    s.map.erase(it);
+  }
+  // Outside the lock, like stop_all(). Requests already queued at the swarm
+  // bounce with request_receiver_down.
+  caf::anon_send_exit(swarm, caf::exit_reason::user_shutdown);
+  return true;
+}
+
+const swarm_totals& swarm_directory::totals() const noexcept { return *table_->totals_; }
+
+std::size_t swarm_directory::handoffs_pending() const { return table_->handoffs_pending.load(); }
+
+cluster::cluster_view_ptr swarm_directory::view() const { return table_->view(); }
+
+void swarm_directory::set_forwarder_options(const cluster::forwarder_options& o) {
+  table_->fwd_opts = o;
+}
+
+std::size_t swarm_directory::set_view(cluster::cluster_view_ptr v) {
+  table_->store_view(v);
+  std::size_t moving = 0;
+  std::vector<caf::actor> leaving;
+  for (std::size_t i = 0; i < table_->count(); ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    if (table_->stopped.load(std::memory_order_acquire)) return moving;
+    for (auto it = s.map.begin(); it != s.map.end();) {
+      const info_hash& h = it->first;
+      auto& e = it->second;
+      const std::string owner = v ? v->owner(h) : std::string();
+      const bool mine = !v || owner == v->self;
+      if (e.remote) {
+        if (mine || owner != e.owner || v->node(owner) != e.node) {
+          // The owner changed (or reconnected: a new handle): this
+          // forwarder answers what it has in flight and ends; the next
+          // route() makes the right entry.
+          leaving.push_back(std::move(e.actor));
+          it = s.map.erase(it);
+          continue;
+        }
+      } else if (!mine) {
+        if (auto node = v->node(owner)) {
+          // Hand the swarm over: from now on requests queue in the
+          // forwarder, which moves the state first (forwarder.hpp).
+          auto fwd = cluster::spawn_forwarder(table_->sys_, h, owner, node,
+                                              std::weak_ptr<cluster::forward_host>(table_),
+                                              table_->fwd_opts, e.actor);
+          e = table::entry{std::move(fwd), true, owner, node};
+          ++moving;
+        }
+      }
+      ++it;
+    }
+  }
+  for (auto& a : leaving) caf::anon_send(a, caf::leave_atom::value);
+  return moving;
+}
+
+caf::actor swarm_directory::serve_forwarded(const info_hash& h, bool create, bool* remote) {
+  auto& s = table_->stripe_for(h);
+  std::lock_guard<std::mutex> guard(s.mtx);
+  if (auto it = s.map.find(h); it != s.map.end()) {
+    if (remote != nullptr) *remote = it->second.remote;
+    return it->second.actor;
+  }
+  if (remote != nullptr) *remote = false;
+  if (!create || table_->stopped.load(std::memory_order_acquire)) return {};
+  auto swarm = table_->spawn_local(h, nullptr);
+  s.map.emplace(h, table::entry{swarm, false, {}, {}});
+  return swarm;
+}
+
+std::string swarm_directory::move(const info_hash& h, const std::string& node_name) {
+  auto v = table_->view();
+  if (!v) return "no cluster";
+  if (node_name == v->self) return "the swarm is on " + node_name + " already";
+  auto node = v->node(node_name);
+  if (!node) return "unknown member '" + node_name + "'";
+  auto& s = table_->stripe_for(h);
+  std::lock_guard<std::mutex> guard(s.mtx);
+  if (table_->stopped.load(std::memory_order_acquire)) return "shutting down";
+  auto it = s.map.find(h);
+  if (it == s.map.end() || it->second.remote) return "no local swarm for this info_hash";
+  auto fwd = cluster::spawn_forwarder(table_->sys_, h, node_name, node,
+                                      std::weak_ptr<cluster::forward_host>(table_),
+                                      table_->fwd_opts, it->second.actor);
+  it->second = table::entry{std::move(fwd), true, node_name, node};
+  return {};
+}
+
+caf::actor swarm_directory::install(const cluster::swarm_snapshot& snap) {
+  return table_->install_local(snap);
+}
+
+void swarm_directory::stop_all() {
+  table_->stopped.store(true, std::memory_order_release);
+  std::vector<caf::actor> actors;
+  for (std::size_t i = 0; i < table_->count(); ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    actors.reserve(actors.size() + s.map.size());
+    for (auto& kv : s.map) {
+      actors.push_back(std::move(kv.second.actor));
+    }
+    s.map.clear();
+  }
+  // Outside the locks: a swarm ending concurrently may need its stripe.
+  for (auto& a : actors) {
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  // After the swarms: a swarm crashing meanwhile is not put back (the
+  // directory refuses replacements once stopped). The remediation actors
+  // monitor the supervisor and end with it.
+  if (supervisor_) {
+    caf::anon_send_exit(supervisor_, caf::exit_reason::user_shutdown);
+  }
+}
+
+}  // namespace sk

@@ -1,0 +1,282 @@
+#include "runtime/swarm_actor.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "cluster/cluster_messages.hpp"
+
+namespace sk {
+
+namespace {
+
+/// Sends the probes the core decided on during the last announce.
+void send_probes(swarm_actor_ptr self) {
+  auto& st = self->state;
+  if (!st.prober || !st.core->has_probe_requests()) {
+    return;
+  }
+  for (auto& r : st.core->take_probe_requests()) {
+    self->send(st.prober, probe_atom::value, std::move(r));
+  }
+}
+
+/// Adds what the core counted since the last call to the node-wide totals
+/// (two compares per announce; an atomic add only when something counted).
+void add_totals(swarm_state& st) {
+  if (!st.totals) return;
+  const auto& n = st.core->counters();
+  if (n.repeats != st.added_repeats) {
+    st.totals->repeats.fetch_add(n.repeats - st.added_repeats, std::memory_order_relaxed);
+    st.added_repeats = n.repeats;
+  }
+  if (n.early != st.added_early) {
+    st.totals->early.fetch_add(n.early - st.added_early, std::memory_order_relaxed);
+    st.added_early = n.early;
+  }
+}
+
+/// Counts of the core from now on only (start, merged snapshots).
+void skip_totals(swarm_state& st) {
+  st.added_repeats = st.core->counters().repeats;
+  st.added_early = st.core->counters().early;
+}
+
+/// The operator's view of `c`, with at most `max_peers` peers listed.
+swarm_status make_status(const swarm_core& c, std::uint32_t max_peers, caf::actor_id id) {
+  swarm_status s;
+  s.actor_id = id;
+  s.hash = c.hash();
+  s.stats = c.scrape();
+  s.knobs = c.knobs();
+  if (const health_report* r = c.last_report()) {
+    s.evaluated = true;
+    s.health = *r;
+  }
+  s.history.assign(c.history().begin(), c.history().end());
+  const auto& n = c.counters();
+  s.announces = n.announces;
+  s.banned = n.banned;
+  s.refused = n.refused;
+  s.warned = n.warned;
+  s.seeder_appeals = n.seeder_appeals;
+  s.repeats = n.repeats;
+  s.early = n.early;
+  s.peer_count = c.table().size();
+  if (max_peers > 0) {
+    s.peers.reserve(std::min<std::size_t>(max_peers, c.table().size()));
+    // for_each cannot stop early: the walk is O(peers), copies at most max_peers.
+    c.table().for_each([&](const peer_key& k, const endpoint& ep, bool seeder,
+                           const peer_traits& t) {
+      if (s.peers.size() >= max_peers) {
+        return;
+      }
+      peer_view v;
+      v.id = k.id;
+      v.ep = ep;
+      v.seeder = seeder;
+      v.left = t.left;
+      v.progress = t.progress;
+      v.flags = t.flags;
+      v.announces = t.announces;
+      s.peers.push_back(v);
+    });
+  }
+  return s;
+}
+
+}  // namespace
+
+void reset_result(announce_result& r) {
+  r.stats = {};
+  r.interval = 0;
+  r.min_interval = 0;
+  r.peers4.clear();
+  r.peers6.clear();
+  r.peers.clear();
+  r.warning_message.clear();
+  r.failure_reason.clear();
+  r.retry_in_minutes = 0;
+}
+
+caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
+                          std::weak_ptr<swarm_registry> registry, caf::actor supervisor) {
+  // Time comes from the actor system's clock: steady_clock in production,
+  // the test scheduler's simulated clock in tests. (Not `self->now()`:
+  // Debian's libcaf_core 0.17.6 declares it but does not export it.)
+  auto& st = self->state;
+  // A stray error message (e.g. the error answer to a reply its sender no
+  // longer expected) must not end a swarm: CAF's default error handler
+  // quits, which would look like a crash.
+  self->set_error_handler([](caf::error&) {});
+  st.core = std::move(core);
+  st.registry = std::move(registry);
+  st.supervisor = std::move(supervisor);
+  if (auto reg = st.registry.lock()) {
+    st.prober = reg->prober();
+    st.totals = reg->totals();
+  }
+  skip_totals(st);
+  st.core->set_probing(static_cast<bool>(st.prober));
+  // A new swarm is empty until its first announce: if that never comes (a
+  // route() whose request failed), the swarm still ends after idle_lifetime.
+  // (A restarted swarm keeps the idle clock of its core.)
+  st.core->note_occupancy(self->clock().now());
+  const auto& cfg = st.core->config();
+  self->delayed_send(self, cfg.sweep_period, sweep_atom::value);
+  self->delayed_send(self, cfg.health_tick, caf::tick_atom::value);
+  // The swarm interface (runtime/swarm_actor.hpp), checked by the compiler.
+  swarm_interface::behavior_type interface_part{
+      [self](announce_atom, const swarm_announce& a) -> caf::result<announce_result> {
+        announce_result res;
+        if (!self->state.core->announce(a, self->clock().now(), res)) {
+          return caf::make_error(caf::sec::invalid_argument);
+        }
+        add_totals(self->state);
+        send_probes(self);
+        return res;
+      },
+      [self](announce_atom, const announce_ticket_ptr& t) {
+        auto& st = self->state;
+        // One result object reused across tickets: its buffers keep their
+        // capacity, so a warm swarm answers without allocating.
+        announce_result& res = st.scratch;
+        reset_result(res);
+        if (!st.core->announce(t->announce, self->clock().now(), res)) {
+          t->fail();
+          return;
+        }
+        t->complete(res);
+        add_totals(st);
+        send_probes(self);
+      },
+      [self](scrape_atom) { return self->state.core->scrape(); },
+      [self](scrape_atom, const scrape_ticket_ptr& t) { t->complete(self->state.core->scrape()); },
+      [self](health_atom, caf::get_atom) -> caf::result<health_report> {
+        if (const health_report* r = self->state.core->last_report()) {
+          return *r;
+        }
+        return caf::make_error(caf::sec::runtime_error, "no health evaluation yet");
+      },
+      [self](status_atom) { return make_status(*self->state.core, 0, self->id()); },
+      [self](status_atom, caf::get_atom, std::uint32_t max_peers) {
+        return make_status(*self->state.core, max_peers, self->id());
+      },
+      [self](history_atom, caf::get_atom) {
+        const auto& h = self->state.core->history();
+        return std::vector<remediation_record>(h.begin(), h.end());
+      },
+      [self](knobs_atom, caf::get_atom) { return self->state.core->knobs(); },
+      [self](knobs_atom, caf::put_atom, const swarm_knobs& k) -> caf::result<swarm_knobs> {
+        auto& core = *self->state.core;
+        const swarm_knobs previous = core.knobs();
+        if (!core.set_knobs(k)) {
+          return caf::make_error(caf::sec::invalid_argument);
+        }
+        return previous;
+      },
+      [self](policy_atom, caf::get_atom) {
+        return std::string(to_string(self->state.core->policy()));
+      },
+      [self](policy_atom, caf::put_atom, const std::string& name) -> caf::result<std::string> {
+        auto& core = *self->state.core;
+        auto p = name == "default"
+                     ? std::optional<policy_kind>(core.config().default_knobs().policy)
+                     : parse_policy(name);
+        if (!p) {
+          return caf::make_error(caf::sec::invalid_argument, "unknown policy '" + name + "'");
+        }
+        std::string previous(to_string(core.policy()));
+        core.set_policy(*p);
+        return previous;
+      }
+  };
+  return with_own_handlers(
+      std::move(interface_part),
+      [self](probe_atom, const probe_result& r) {
+        auto& core = *self->state.core;
+        if (r.hash != core.hash()) {
+          return;
+        }
+        const bool applied = core.apply_probe_result(peer_key{r.id, r.target.ip}, r.target.port,
+                                                     r.outcome, self->clock().now());
+        // Debug only (one line per probe): tests and operators can follow
+        // what probing decided without an admin API.
+        if (spdlog::should_log(spdlog::level::debug)) {
+          spdlog::debug("swarm {}: probe of {}:{} {}{}", core.hash().hex(), r.target.ip.to_string(),
+                        r.target.port, to_string(r.outcome), applied ? "" : " (stale, ignored)");
+        }
+      },
+      [self](sweep_atom) {
+        auto& st = self->state;
+        const auto now = self->clock().now();
+        const auto r = st.core->sweep(now);
+        if (!r.cycle_done) {
+          // More to examine: continue behind whatever is queued now, so a
+          // big table never holds up announces for a whole cycle.
+          self->send(self, sweep_atom::value);
+          return;
+        }
+        if (st.core->idle(now)) {
+          // Leave the directory first, so nobody is routed here any more;
+          // requests already on their way bounce with request_receiver_down
+          // and their senders route again (to a fresh swarm).
+          if (auto reg = st.registry.lock()) {
+            reg->erase_if_owner(st.core->hash(), self->address());
+          }
+          self->quit();
+          return;
+        }
+        self->delayed_send(self, st.core->config().sweep_period, sweep_atom::value);
+      },
+      [self](caf::tick_atom) {
+        auto& st = self->state;
+        auto changed = st.core->tick(self->clock().now());
+        if (changed && st.supervisor) {
+          self->send(st.supervisor, health_atom::value, st.core->hash(), *changed);
+        }
+        if (st.observer) {
+          self->send(st.observer, health_atom::value, st.core->hash(), *st.core->last_report());
+        }
+        self->delayed_send(self, st.core->config().health_tick, caf::tick_atom::value);
+      },
+      [self](history_atom, caf::put_atom, remediation_record& r) {
+        self->state.core->record(std::move(r));
+      },
+      [self](observer_atom, const caf::actor& observer) { self->state.observer = observer; },
+      // Cluster (cluster/cluster_messages.hpp): a migration takes
+      // the whole state and ends this actor (requests queued behind bounce
+      // and are routed again, to the forwarder that replaced it); a
+      // replica copies it; the new owner merges one in.
+      [self](caf::migrate_atom, caf::get_atom) {
+        auto snap = cluster::take_snapshot(*self->state.core, self->clock().now());
+        self->quit();
+        return snap;
+      },
+      [self](cluster::snapshot_atom) {
+        return cluster::take_snapshot(*self->state.core, self->clock().now());
+      },
+      [self](caf::migrate_atom, caf::put_atom, const cluster::swarm_snapshot& s) {
+        cluster::merge_snapshot(*self->state.core, s, self->clock().now());
+        skip_totals(self->state);
+      },
+      [self](crash_atom) {
+        if (self->state.core->config().test_hooks) {
+          throw std::runtime_error("swarm crash requested (test hook)");
+        }
+      });
+}
+
+caf::actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,
+                       std::weak_ptr<swarm_registry> registry, caf::actor supervisor) {
+  return sys.spawn(swarm_actor, std::move(core), std::move(registry), std::move(supervisor));
+}
+
+caf::actor spawn_swarm(caf::actor_system& sys, const info_hash& hash, const swarm_config& cfg,
+                       std::uint64_t seed, std::weak_ptr<swarm_registry> registry) {
+  return spawn_swarm(sys, std::make_shared<swarm_core>(hash, cfg, seed), std::move(registry));
+}
+
+}  // namespace sk

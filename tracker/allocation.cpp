@@ -1,0 +1,501 @@
+#include "tracker/allocation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace sk {
+
+namespace {
+
+constexpr std::uint32_t no_record = std::numeric_limits<std::uint32_t>::max();
+
+/// ceil(n × f) for f in [0, 1], robust to 0.1 × 10 = 1.0000000000000002.
+std::size_t ceil_share(std::size_t n, double f) {
+  const double x = std::ceil(static_cast<double>(n) * f - 1e-9);
+  return x <= 0 ? 0 : std::min(n, static_cast<std::size_t>(x));
+}
+
+bool in_unit(double x, bool zero_ok) {
+  return std::isfinite(x) && (zero_ok ? x >= 0.0 : x > 0.0) && x <= 1.0;
+}
+
+}  // namespace
+
+std::string allocation_config::validate() const {
+  if (!in_unit(flash_crowd_seeder_ratio, true)) {
+    return "allocation.flash_crowd_seeder_ratio must be in [0, 1]";
+  }
+  if (flash_crowd_reveal == 0) {
+    return "allocation.flash_crowd_reveal must be at least 1";
+  }
+  if (flash_crowd_seeders_per_reply == 0) {
+    return "allocation.flash_crowd_seeders_per_reply must be at least 1";
+  }
+  if (!in_unit(leecher_seeder_share, false)) {
+    return "allocation.leecher_seeder_share must be in (0, 1]";
+  }
+  if (!in_unit(stalled_boost_fraction, false)) {
+    return "allocation.stalled_boost_fraction must be in (0, 1]";
+  }
+  if (!in_unit(contribution_weight, true)) {
+    return "allocation.contribution_weight must be in [0, 1]";
+  }
+  if (candidate_oversampling == 0 || candidate_oversampling > 64) {
+    return "allocation.candidate_oversampling must be in [1, 64]";
+  }
+  if (flash_crowd_oversampling == 0 || flash_crowd_oversampling > 64) {
+    return "allocation.flash_crowd_oversampling must be in [1, 64]";
+  }
+  if (extra_draws_per_peer > 64) {
+    return "allocation.extra_draws_per_peer must be at most 64";
+  }
+  return {};
+}
+
+allocator::allocator(allocation_config cfg, std::uint64_t seed)
+    : cfg_(std::move(cfg)), rng_(seed) {}
+
+bool allocator::flash_condition(const health_report* swarm) const {
+  if (swarm == nullptr) {
+    return false;
+  }
+  if ((swarm->reasons & (reason_flash_crowd | reason_few_seeders)) != 0) {
+    return true;
+  }
+  return swarm->leechers >= cfg_.flash_crowd_min_leechers &&
+         static_cast<double>(swarm->seeders) <
+             static_cast<double>(swarm->leechers) * cfg_.flash_crowd_seeder_ratio;
+}
+
+policy_kind allocator::resolve(policy_kind requested, const health_report* swarm) const {
+  if (requested != policy_kind::adaptive) {
+    return requested;
+  }
+  return flash_condition(swarm) ? policy_kind::flash_crowd : policy_kind::seeder_rotation;
+}
+
+policy_kind allocator::resolve(policy_kind requested, const allocation_request& req,
+                               const health_report* swarm) const {
+  if (requested != policy_kind::adaptive) {
+    return requested;
+  }
+  const bool flash = flash_condition(swarm);
+  if (req.requester_seeder) {
+    return flash ? policy_kind::flash_crowd : policy_kind::role_aware;
+  }
+  if (flash) {
+    return policy_kind::flash_crowd;
+  }
+  if (req.requester_traits != nullptr && req.requester_traits->has(flag_stalled)) {
+    return policy_kind::stalled_boost;
+  }
+  return policy_kind::seeder_rotation;
+}
+
+std::size_t allocator::effective_numwant(policy_kind policy,
+                                         const allocation_request& req) const {
+  const std::size_t n = req.numwant;
+  const bool weighted =
+      policy == policy_kind::contribution_weighted || policy == policy_kind::adaptive;
+  if (!weighted || req.requester_traits == nullptr ||
+      !req.requester_traits->has(flag_poor_contributor)) {
+    return n;
+  }
+  const auto scaled =
+      static_cast<std::size_t>(std::floor(static_cast<double>(n) * cfg_.contribution_weight));
+  return std::min(n, std::max(std::min(cfg_.contribution_floor, n), scaled));
+}
+
+// -- building blocks ----------------------------------------------------------
+
+std::size_t allocator::draw_budget(std::size_t want) const noexcept {
+  // Refusals come from the requester (one), peers already picked for this
+  // reply, and (under the reachability rule) unreachable peers.
+  return want + want * cfg_.extra_draws_per_peer + 16 + picked_.size();
+}
+
+// Candidate checks and picks read and write only the 16-byte hot entry
+// (peer_table::hot_entry): on a swarm far larger than the cache, each
+// candidate is one small random read instead of a 200-byte record. The
+// hot flags equal the traits' flags here because `choose` syncs first.
+bool allocator::acceptable(const peer_table& t, std::uint32_t i) const {
+  const peer_table::hot_entry& h = t.hot_[i];
+  if (i == self_ || h.mark == t.mark_epoch_ || h.has(peer_table::hot_quarantined) ||
+      (h.flags & flag_quarantined) != 0 || (skip_partial_ && h.has(peer_table::hot_partial))) {
+    return false;
+  }
+  const bool v6 = h.has(peer_table::hot_v6);
+  if (family_ == family_filter::v4_only ? v6 : family_ == family_filter::v6_only && !v6) {
+    return false;
+  }
+  return !(avoid_unreachable_ && (h.flags & flag_unreachable) != 0);
+}
+
+void allocator::pick(peer_table& t, std::uint32_t i) {
+  peer_table::hot_entry& h = t.hot_[i];
+  h.mark = t.mark_epoch_;
+  ++h.served;
+  picked_.push_back(i);
+}
+
+namespace {
+
+/// The concatenation of the allowed families' parts of one index set, as
+/// one virtual array (sampling position p -> records_ index).
+struct concat_view {
+  const std::vector<std::uint32_t>* a = nullptr;
+  const std::vector<std::uint32_t>* b = nullptr;
+  std::uint32_t size_a = 0;
+  std::uint32_t size_b = 0;
+  std::uint32_t size() const noexcept { return size_a + size_b; }
+  std::uint32_t at(std::uint32_t p) const { return p < size_a ? (*a)[p] : (*b)[p - size_a]; }
+  const std::uint32_t* address(std::uint32_t p) const {
+    return p < size_a ? a->data() + p : b->data() + (p - size_a);
+  }
+};
+
+concat_view view_of(const std::vector<std::uint32_t>& v4, std::uint32_t n4,
+                    const std::vector<std::uint32_t>& v6, std::uint32_t n6,
+                    family_filter family) {
+  concat_view v;
+  v.a = &v4;
+  v.b = &v6;
+  v.size_a = family == family_filter::v6_only ? 0 : n4;
+  v.size_b = family == family_filter::v4_only ? 0 : n6;
+  return v;
+}
+
+/// The allowed families' part of one role's pools (0 seeders, 1 leechers).
+concat_view role_view(const std::array<std::vector<std::uint32_t>, 2>& pools,
+                      family_filter family) {
+  return view_of(pools[0], static_cast<std::uint32_t>(pools[0].size()), pools[1],
+                 static_cast<std::uint32_t>(pools[1].size()), family);
+}
+
+}  // namespace
+
+// Draws `draws` positions of `v` (uniform order, without replacement) and
+// calls `visit(records_ index)` for each until it returns false. On a swarm
+// far larger than the cache every candidate costs two dependent misses (the
+// index-pool entry, then its hot entry), and overlapping them is most of
+// the cost, so positions are drawn in batches, in three passes: draw and
+// prefetch the pool entries, read them and prefetch the hot entries, visit.
+// (Drawing up to a batch more than needed only consumes PRNG output; the
+// accepted ones stay a uniform sample, and the draws are the same as
+// visiting one at a time.)
+//
+// The sampler's scratch map is shared by every allocator on the thread:
+// it is scratch for one scan only (a scan never starts another), and one
+// warm copy beats a cold one per swarm when announces hop between many
+// swarms. Its draws depend only on the PRNG, size and count, not on the
+// map, so sharing changes no selection.
+template <class View, class Visit>
+void allocator::scan(peer_table& t, const View& v, std::uint32_t draws, Visit&& visit) {
+  constexpr std::uint32_t batch = 8;
+  std::uint32_t buf[batch];
+  static thread_local sparse_sampler sampler;
+  sampler.reset(v.size(), draws);
+  for (std::uint32_t d = 0; d < draws;) {
+    const std::uint32_t k = std::min(batch, draws - d);
+    for (std::uint32_t j = 0; j < k; ++j) {
+      buf[j] = sampler.next(rng_);
+      __builtin_prefetch(v.address(buf[j]));
+    }
+    for (std::uint32_t j = 0; j < k; ++j) {
+      buf[j] = v.at(buf[j]);
+      __builtin_prefetch(&t.hot_[buf[j]]);
+    }
+    for (std::uint32_t j = 0; j < k; ++j) {
+      if (!visit(buf[j])) {
+        return;
+      }
+    }
+    d += k;
+  }
+}
+
+void allocator::take_uniform_all(peer_table& t, std::size_t want) {
+  // Every sampleable peer of the allowed families: slots [0, active).
+  const concat_view v =
+      view_of(t.v4_.owner, t.v4_.active, t.v6_.owner, t.v6_.active, family_);
+  const std::size_t target = picked_.size() + want;
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(want)));
+  scan(t, v, draws, [&](std::uint32_t i) {
+    if (acceptable(t, i)) {
+      pick(t, i);
+    }
+    return picked_.size() < target;
+  });
+}
+
+void allocator::take_uniform(peer_table& t, int role, std::size_t want) {
+  const concat_view v = role_view(t.pools_[static_cast<std::size_t>(role)], family_);
+  const std::size_t target = picked_.size() + want;
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(want)));
+  scan(t, v, draws, [&](std::uint32_t i) {
+    if (acceptable(t, i)) {
+      pick(t, i);
+    }
+    return picked_.size() < target;
+  });
+}
+
+void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
+  // Round robin over the seeder pools of the allowed families. The cursor
+  // advances past every position looked at, picked or not, so a full cycle
+  // takes ceil(S / seeders per reply) replies when nothing is refused.
+  // Swap-removals move one seeder per removal, which can delay it by at most
+  // one cycle; the bound is exact for a stable seeder set.
+  const concat_view v = role_view(t.pools_[0], family_);
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  std::uint32_t& cursor = t.rotation_[static_cast<std::size_t>(family_)];
+  const std::uint32_t start = cursor % v.size();
+  const auto limit = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(want)));
+  const std::size_t target = picked_.size() + want;
+  std::uint32_t steps = 0;
+  auto position = [&](std::uint32_t step) {
+    const std::uint32_t p = start + step;
+    return p >= v.size() ? p - v.size() : p;
+  };
+  // The pool is walked in order (hardware prefetch handles it); the hot
+  // entries it names are random, so prefetch them a few steps ahead.
+  constexpr std::uint32_t ahead = 8;
+  for (std::uint32_t s = 0; s < std::min(ahead, limit); ++s) {
+    __builtin_prefetch(&t.hot_[v.at(position(s))]);
+  }
+  while (steps < limit && picked_.size() < target) {
+    const std::uint32_t p = position(steps);
+    if (steps + ahead < limit) {
+      __builtin_prefetch(&t.hot_[v.at(position(steps + ahead))]);
+    }
+    ++steps;
+    const std::uint32_t i = v.at(p);
+    if (!acceptable(t, i)) {
+      continue;
+    }
+    if (flash) {
+      // Tracker-side super-seeding: a bounded audience per seeder and round.
+      peer_table::reveal_state& r = t.reveal_[i];
+      if (r.round != t.flash_round_) {
+        r.round = t.flash_round_;
+        r.count = 0;
+      }
+      if (r.count >= cfg_.flash_crowd_reveal) {
+        continue;
+      }
+      ++r.count;
+    }
+    pick(t, i);
+  }
+  cursor = (start + steps) % v.size();
+}
+
+// Fills candidates_ with (progress, records_ index) of up to m acceptable
+// peers drawn uniformly from `v`.
+template <class View>
+void allocator::sample_progress(peer_table& t, const View& v, std::size_t m) {
+  const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(m)));
+  candidates_.clear();
+  scan(t, v, draws, [&](std::uint32_t i) {
+    if (acceptable(t, i)) {
+      candidates_.emplace_back(t.records_[i].traits.progress, i);
+    }
+    return candidates_.size() < m;
+  });
+}
+
+void allocator::take_top_progress(peer_table& t, std::size_t want) {
+  // The most complete leechers among a uniform sample of c × want of them
+  // (c = candidate_oversampling): the top want of that sample lie, in
+  // expectation, in the top 1/c of the swarm, found without an O(size) scan.
+  const concat_view v = role_view(t.pools_[1], family_);
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  sample_progress(t, v, want * cfg_.candidate_oversampling);
+  const std::size_t k = std::min(want, candidates_.size());
+  std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
+                    candidates_.end(), [](const auto& x, const auto& y) {
+                      return x.first != y.first ? x.first > y.first : x.second < y.second;
+                    });
+  for (std::size_t j = 0; j < k; ++j) {
+    pick(t, candidates_[j].second);
+  }
+}
+
+void allocator::take_stratified(peer_table& t, std::size_t want) {
+  // Leechers at evenly spaced progress ranks of an oversampled sample, so a
+  // reply mixes early, middle and late peers (unknown progress sorts first,
+  // with the beginners).
+  const concat_view v = role_view(t.pools_[1], family_);
+  if (want == 0 || v.size() == 0) {
+    return;
+  }
+  sample_progress(t, v, want * cfg_.flash_crowd_oversampling);
+  std::sort(candidates_.begin(), candidates_.end());
+  const std::size_t c = candidates_.size();
+  if (c <= want) {
+    for (const auto& cand : candidates_) {
+      pick(t, cand.second);
+    }
+    return;
+  }
+  // c > want: the ranks floor((j + 1/2) c / want) are distinct.
+  for (std::size_t j = 0; j < want; ++j) {
+    pick(t, candidates_[(2 * j + 1) * c / (2 * want)].second);
+  }
+}
+
+void allocator::role_aware(peer_table& t, std::size_t n, bool rotation) {
+  if (requester_seeder_) {
+    take_uniform(t, 1, n);  // seeders never get seeders
+    return;
+  }
+  const std::size_t q = ceil_share(n, cfg_.leecher_seeder_share);
+  auto seeders = [&](std::size_t want) {
+    rotation ? take_rotation(t, want, false) : take_uniform(t, 0, want);
+  };
+  seeders(q);
+  take_uniform(t, 1, n - picked_.size());
+  if (picked_.size() < n) {
+    seeders(n - picked_.size());  // leechers ran short
+  }
+}
+
+// -- policies -----------------------------------------------------------------
+
+void allocator::choose(peer_table& t, policy_kind policy, const allocation_request& req,
+                       const health_report* swarm) {
+  t.sync();
+  picked_.clear();
+  if (++t.mark_epoch_ == 0) {  // wrapped: stale marks could look current
+    for (auto& h : t.hot_) {
+      h.mark = 0;
+    }
+    t.mark_epoch_ = 1;
+  }
+  self_ = t.locate(req.requester);
+  if (self_ == peer_table::none) {
+    self_ = no_record;
+  }
+  family_ = req.family;
+  requester_seeder_ = req.requester_seeder || req.requester_partial;
+  skip_partial_ = requester_seeder_;
+  const bool unreachable =
+      req.requester_traits != nullptr && req.requester_traits->has(flag_unreachable);
+  avoid_unreachable_ =
+      unreachable && (policy == policy_kind::reachability_aware || policy == policy_kind::adaptive);
+  const std::size_t n = effective_numwant(policy, req);
+  if (n == 0) {
+    return;
+  }
+  switch (resolve(policy, req, swarm)) {
+    case policy_kind::random:
+      take_uniform_all(t, n);
+      break;
+    case policy_kind::role_aware:
+    case policy_kind::reachability_aware:
+    case policy_kind::contribution_weighted:
+    case policy_kind::adaptive:  // not returned by resolve
+      role_aware(t, n, false);
+      break;
+    case policy_kind::seeder_rotation:
+      role_aware(t, n, true);
+      break;
+    case policy_kind::stalled_boost:
+      if (requester_seeder_ || req.requester_traits == nullptr ||
+          !req.requester_traits->has(flag_stalled)) {
+        role_aware(t, n, false);
+        break;
+      }
+      {
+        // Boost slots: seeders first, then the most complete leechers.
+        const std::size_t b = ceil_share(n, cfg_.stalled_boost_fraction);
+        take_uniform(t, 0, b);
+        take_top_progress(t, b - picked_.size());
+      }
+      take_uniform(t, 1, n - picked_.size());
+      take_uniform(t, 0, n - picked_.size());
+      break;
+    case policy_kind::flash_crowd:
+      if (requester_seeder_) {
+        take_stratified(t, n);
+        break;
+      }
+      take_rotation(t, std::min<std::size_t>(n, cfg_.flash_crowd_seeders_per_reply), true);
+      take_stratified(t, n - picked_.size());
+      take_rotation(t, n - picked_.size(), true);  // leechers ran short
+      // A round lasts as many leecher announces as there are leechers,
+      // about one announce interval.
+      if (++t.flash_served_ >= std::max<std::size_t>(1, t.leechers_)) {
+        ++t.flash_round_;
+        t.flash_served_ = 0;
+      }
+      break;
+  }
+}
+
+std::size_t allocator::select_compact(peer_table& table, policy_kind policy,
+                                      const allocation_request& req, const health_report* swarm,
+                                      std::string& peers4, std::string& peers6) {
+  choose(table, policy, req, swarm);
+  // Copied from the families' compact vectors (the hot entries, in cache
+  // from the choice, give the slots), never from the records. All the
+  // sources are prefetched first so their misses overlap; then each buffer
+  // grows once and takes fixed-size copies.
+  std::size_t k6 = 0;
+  for (const std::uint32_t i : picked_) {
+    const peer_table::hot_entry& h = table.hot_[i];
+    const bool v6 = h.has(peer_table::hot_v6);
+    const peer_table::family& f = v6 ? table.v6_ : table.v4_;
+    __builtin_prefetch(f.compact.data() + static_cast<std::size_t>(h.slot) * f.width);
+    k6 += v6;
+  }
+  const std::size_t k4 = picked_.size() - k6;
+  const std::size_t o4 = peers4.size();
+  const std::size_t o6 = peers6.size();
+  peers4.resize(o4 + 6 * k4);
+  peers6.resize(o6 + 18 * k6);
+  char* w4 = peers4.data() + o4;
+  char* w6 = peers6.data() + o6;
+  for (const std::uint32_t i : picked_) {
+    const peer_table::hot_entry& h = table.hot_[i];
+    const std::size_t slot = h.slot;
+    if (h.has(peer_table::hot_v6)) {
+      std::memcpy(w6, table.v6_.compact.data() + slot * 18, 18);
+      w6 += 18;
+    } else {
+      std::memcpy(w4, table.v4_.compact.data() + slot * 6, 6);
+      w4 += 6;
+    }
+  }
+  return picked_.size();
+}
+
+std::size_t allocator::select_entries(peer_table& table, policy_kind policy,
+                                      const allocation_request& req, const health_report* swarm,
+                                      std::vector<peer_entry>& out) {
+  choose(table, policy, req, swarm);
+  out.reserve(out.size() + picked_.size());
+  for (const std::uint32_t i : picked_) {
+    const peer_table::record& r = table.records_[i];
+    peer_entry e;
+    e.id = r.id;
+    e.ep.ip = r.ip;
+    e.ep.port = r.port;
+    out.push_back(e);
+  }
+  return picked_.size();
+}
+
+}  // namespace sk

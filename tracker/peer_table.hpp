@@ -1,0 +1,592 @@
+#pragma once
+/// The peers of one swarm: counts, expiry and uniform random selection.
+///
+/// Plain C++ (no CAF): the swarm actor owns one, unit tests and the swarm
+/// simulator drive it directly with their own clock. Every mutating call
+/// takes `now`; the table never reads a clock itself.
+
+#include <array>
+#include <cassert>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracker/health_types.hpp"
+#include "tracker/random.hpp"
+#include "protocol/reply.hpp"
+#include "protocol/types.hpp"
+
+namespace sk {
+
+/// Identity of a peer in a swarm: a re-announce with the same peer_id from
+/// the same address is the same peer (its port may change). The same peer_id
+/// from another address is another peer, unless the swarm core recognises a
+/// client that roamed (same `key`, same family: `peer_table::roam`); a
+/// different key is an impostor and stays a separate peer.
+struct peer_key {
+  peer_id id;
+  ip_address ip;
+  friend bool operator==(const peer_key& a, const peer_key& b) noexcept {
+    return a.id == b.id && a.ip == b.ip;
+  }
+};
+
+/// Hash of a peer_key for callers' own containers, keyed through
+/// `id20_hasher`'s per-process secret (peer ids are chosen by clients). The
+/// table's own index uses a faster per-table keyed hash (see
+/// `peer_table::key_index`).
+struct peer_key_hasher {
+  std::size_t operator()(const peer_key& k) const noexcept;
+};
+
+/// Which address families a selection may return. A UDP client can only
+/// connect to peers of its own family, so a v4-only request gets up to n
+/// IPv4 peers (not the IPv4 share of a mixed sample).
+enum class family_filter : std::uint8_t { both = 0, v4_only = 1, v6_only = 2 };
+
+class allocator;
+
+/// Draws distinct positions of a virtual array [0, size) in uniformly random
+/// order without materialising it (sparse Fisher–Yates, see peer_table.cpp):
+/// O(draws) time and memory whatever `size` is. Streaming: `reset`, then up
+/// to `max_draws` calls of `next`, stopping whenever the caller likes.
+class sparse_sampler {
+ public:
+  /// Starts a new draw over [0, size) of at most `max_draws` (<= size) positions.
+  void reset(std::uint32_t size, std::uint32_t max_draws);
+  /// The next position; at most `max_draws` calls after `reset`.
+  std::uint32_t next(fast_rng& rng) {
+    assert(drawn_ < size_);
+    const std::uint32_t i = drawn_++;
+    const std::uint32_t j = i + rng.below(size_ - i);
+    const std::uint32_t picked = get(j);
+    if (j != i) {
+      set(j, get(i));
+    }
+    return picked;
+  }
+  /// Emits `k` (<= size) distinct positions of [0, size) in random order.
+  template <class Emit>
+  void draw(fast_rng& rng, std::uint32_t size, std::uint32_t k, Emit&& emit) {
+    assert(k <= size);
+    if (k == 0) {
+      return;
+    }
+    reset(size, k);
+    for (std::uint32_t i = 0; i < k; ++i) {
+      emit(next(rng));
+    }
+  }
+
+ private:
+  /// Fibonacci hashing: the high half of the product mixes every key bit.
+  std::uint32_t slot_of(std::uint32_t pos) const noexcept {
+    return static_cast<std::uint32_t>((pos * 0x9e3779b97f4a7c15ULL) >> 32) & mask_;
+  }
+  std::uint32_t get(std::uint32_t pos) const {
+    for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
+      if (stamps_[h] != stamp_) {
+        return pos;  // never written: identity
+      }
+      if (keys_[h] == pos) {
+        return values_[h];
+      }
+    }
+  }
+  void set(std::uint32_t pos, std::uint32_t value) {
+    for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
+      if (stamps_[h] != stamp_) {
+        stamps_[h] = stamp_;
+        keys_[h] = pos;
+        values_[h] = value;
+        return;
+      }
+      if (keys_[h] == pos) {
+        values_[h] = value;
+        return;
+      }
+    }
+  }
+  std::vector<std::uint32_t> keys_, values_, stamps_;
+  std::uint32_t stamp_ = 0;
+  std::uint32_t mask_ = 0;
+  std::uint32_t size_ = 0;
+  std::uint32_t drawn_ = 0;
+};
+
+/// Peers of one swarm.
+///
+/// Storage (all dense, removal is swap-with-last, so every operation is O(1)
+/// apart from selection, which is O(peers returned)):
+///
+///   index_ : peer_key -> i          records_[i] : id, ip, port, pool_pos,
+///                                                  last_seen, traits (cold)
+///                                    hot_[i]     : mark, served, slot, flags,
+///                                                  quarantined, v6, seeder
+///                                    reveal_[i]  : flash-crowd round, count
+///   v4_.compact : 6 bytes per IPv4 peer  (addr, port; network order, BEP 23)
+///   v6_.compact : 18 bytes per IPv6 peer (addr, port; network order, BEP 7)
+///   vN_.owner[slot] = i                 hot_[i].slot = slot
+///   pools_[role][family][pool_pos] = i  records_[i].pool_pos = pool_pos
+///
+/// Hot/cold split. Selection looks at many candidates per reply, on swarms
+/// far larger than the cache: each look must be one small random read, not
+/// a 200-byte record. So what a candidate check and a pick need lives in
+/// the dense 16-byte `hot_` array (see `hot_entry`), and the reply bytes
+/// come from the compact vectors; only announces, sweeps and the detectors
+/// touch `records_`. `hot_`, `reveal_` and `records_` are one logical
+/// array: every add, swap-remove, slot swap, role change and quarantine
+/// move updates them together, and `check_invariants` checks it.
+///
+/// The compact vectors hold every peer's reply bytes ready, so a compact
+/// reply is a run of `append(6 or 18 bytes)` straight from them.
+///
+/// Quarantine. Quarantined peers (`flag_quarantined` in their traits) are
+/// kept OUT of every sampling set, so no selection (uniform or policy) can
+/// return them and uniform selection needs no rejection:
+///
+///   vN_ slots:  [ 0 .. active )            [ active .. size )
+///                 sampleable                 quarantined
+///   pools_:     only non-quarantined peers (pool_pos = none otherwise)
+///
+/// The detectors set the flag through the `peer_traits*` this table hands
+/// out (`announce_ex`, `traits`), so the table cannot see the write. It
+/// remembers which records it handed out and reconciles their placement,
+/// and their hot copy of the flags, at the start of the next non-const call
+/// (`sync`); `for_each_mut` marks every record. Counts (`seeders`,
+/// `leechers`, `size`) include quarantined peers.
+///
+/// `peer_traits::served` is kept in the hot array (the allocator bumps it
+/// per pick without touching the record) and copied into the traits
+/// whenever the table hands them out: `traits`, `announce_ex`, `for_each`,
+/// `for_each_mut`, the sweep callback, `last_removed`. Writes to `served`
+/// through a traits pointer are not read back.
+///
+/// Roles. `pools_[0]` holds seeders, `pools_[1]` leechers, each split by
+/// family, so role- and family-restricted sampling is exact and O(draws).
+/// The allocation policies (tracker/allocation) read these as a friend; the
+/// seeder-rotation cursors and flash-crowd rounds live here with them.
+class peer_table {
+ public:
+  using clock = std::chrono::steady_clock;
+  using time_point = clock::time_point;
+
+  /// What an announce did to the table.
+  enum class change {
+    added,     ///< new peer stored
+    updated,   ///< known peer refreshed (port, left, last seen)
+    removed,   ///< `stopped` from a known peer
+    ignored,   ///< `stopped` from an unknown peer
+    rejected,  ///< new peer, but the table is full (`max_peers`)
+  };
+
+  /// `seed` seeds the selection PRNG; `max_peers` bounds the table
+  /// (must be < 2^32 - 1); `max_addresses_per_id` bounds the records of one
+  /// peer id per address family (0: unbounded; see
+  /// `default_max_addresses_per_id`).
+  explicit peer_table(std::uint64_t seed = 0, std::size_t max_peers = 1000000,
+                      std::size_t max_addresses_per_id = default_max_addresses_per_id);
+
+  /// Applies one announce. `left == 0` makes the peer a seeder. `completed`
+  /// adds to `downloaded` the first time a stored peer sends it (also when
+  /// the peer is new); `stopped` removes the peer.
+  change announce(const peer_id& id, const endpoint& ep, std::uint64_t left, announce_event event,
+                  time_point now);
+
+  /// `announce`, also exposing the touched record's traits:
+  ///   - `added`: the new peer's traits, default-constructed (the table
+  ///     writes no field of `peer_traits`; the detectors own them);
+  ///   - `updated`: the stored peer's traits;
+  ///   - `removed`: a copy of the leaving peer's traits (`last_removed()`),
+  ///     so the caller can still judge the peer (e.g. "left right after
+  ///     completing");
+  ///   - `ignored`, `rejected`: nullptr.
+  /// The pointer is valid until the next non-const call. Writes through it
+  /// (also setting or clearing `flag_quarantined`) take effect for selection
+  /// from the next non-const call on.
+  std::pair<change, peer_traits*> announce_ex(const peer_id& id, const endpoint& ep,
+                                              std::uint64_t left, announce_event event,
+                                              time_point now);
+
+  /// Most records one peer id may have per address family (the roaming and
+  /// impostor rules keep them apart); a new address beyond it is
+  /// `rejected`. It bounds the index's probe runs, which are shared by the
+  /// records of one id. 4: a client on several interfaces of one family,
+  /// with room to spare (peer ids carry 12 random bytes, so two clients
+  /// behind different addresses do not share one).
+  static constexpr std::size_t default_max_addresses_per_id = 4;
+
+  /// Calls `f(const peer_key&, const peer_traits&)` for every stored peer
+  /// with id `id` and the family of `ip`, at an address other than `ip`
+  /// (at most `max_addresses_per_id`). `f` must not call into the table.
+  template <class F>
+  void for_each_other_address(const peer_id& id, const ip_address& ip, F&& f) const {
+    index_.for_each_same_id(id, ip.v6, records_, [&](std::uint32_t i) {
+      const record& r = records_[i];
+      if (!(r.ip == ip)) {
+        f(peer_key{r.id, r.ip}, static_cast<const peer_traits&>(fresh_traits(i)));
+      }
+    });
+  }
+
+  /// Moves the stored peer `from` to the endpoint `to` (a client whose
+  /// address changed): same record, traits, role and counts; only the
+  /// address and port change. False, changing nothing, when `from` is
+  /// unknown, `to` is of another family, or `to` is stored already.
+  bool roam(const peer_key& from, const endpoint& to);
+
+  /// Traits of a stored peer, nullptr if unknown; valid until the next
+  /// non-const call (same rules as `announce_ex`).
+  peer_traits* traits(const peer_key& k);
+  const peer_traits* traits(const peer_key& k) const;
+
+  /// Traits of the peer most recently removed by a `stopped` announce or a
+  /// sweep (default-constructed before the first removal).
+  const peer_traits& last_removed() const noexcept { return last_removed_; }
+
+  /// Calls `f(const peer_key&, const endpoint&, bool seeder, const
+  /// peer_traits&)` for every stored peer (quarantined ones included), in
+  /// storage order. `f` must not call into the table.
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::uint32_t i = 0; i < records_.size(); ++i) {
+      const record& r = records_[i];
+      f(peer_key{r.id, r.ip}, endpoint{r.ip, r.port}, seeder_at(i),
+        static_cast<const peer_traits&>(fresh_traits(i)));
+    }
+  }
+
+  /// Like `for_each` with mutable traits: `f(const peer_key&, const
+  /// endpoint&, bool seeder, peer_traits&)`. Placement is reconciled for
+  /// every peer at the next non-const call (O(size), like the walk itself).
+  template <class F>
+  void for_each_mut(F&& f) {
+    sync();
+    for (std::uint32_t i = 0; i < records_.size(); ++i) {
+      const record& r = records_[i];
+      f(peer_key{r.id, r.ip}, endpoint{r.ip, r.port}, seeder_at(i), fresh_traits(i));
+    }
+    resync_all_ = true;
+  }
+
+  /// Appends up to `n` peers drawn uniformly at random (without replacement)
+  /// from every stored, non-quarantined peer except `requester` (of the
+  /// families `families` allows): IPv4 peers as 6 bytes to `peers4`, IPv6
+  /// peers as 18 bytes to `peers6`. Returns the number added.
+  std::size_t select_compact(const peer_key& requester, std::size_t n, std::string& peers4,
+                             std::string& peers6, family_filter families = family_filter::both);
+
+  /// Like `select_compact`, for non-compact replies: appends peers with their
+  /// ids to `out` (IPv4 first, then IPv6).
+  std::size_t select_entries(const peer_key& requester, std::size_t n,
+                             std::vector<peer_entry>& out,
+                             family_filter families = family_filter::both);
+
+  struct sweep_result {
+    std::size_t examined = 0;
+    std::size_t expired = 0;
+    /// The cursor passed the end of the table: every peer present during the
+    /// whole cycle has been examined once since the cycle began.
+    bool cycle_done = false;
+  };
+
+  /// Drops peers not seen for `timeout` (that is, `now - last_seen >=
+  /// timeout`), examining at most `budget` peers from where the previous
+  /// call stopped. Call again until `cycle_done` to cover the whole table.
+  sweep_result sweep(time_point now, std::chrono::steady_clock::duration timeout,
+                     std::size_t budget) {
+    return sweep(now, timeout, budget, [](const peer_key&, bool, const peer_traits&) {});
+  }
+
+  /// `sweep`, calling `on_expired(const peer_key&, bool seeder, const
+  /// peer_traits&)` for each expired peer just before it is removed.
+  /// `on_expired` must not call into the table.
+  template <class OnExpired>
+  sweep_result sweep(time_point now, std::chrono::steady_clock::duration timeout,
+                     std::size_t budget, OnExpired&& on_expired) {
+    // A cursor walks records_. Removing records_[c] moves the last record
+    // into c, which has not been examined in this cycle yet, so the cursor
+    // stays. (A `stopped` removal below the cursor between two calls moves
+    // one unexamined record below it; that record waits for the next cycle.)
+    sync();
+    sweep_result res;
+    while (res.examined < budget && cursor_ < records_.size()) {
+      ++res.examined;
+      const auto c = static_cast<std::uint32_t>(cursor_);
+      const record& r = records_[c];
+      if (now - r.last_seen >= timeout) {
+        on_expired(peer_key{r.id, r.ip}, seeder_at(c),
+                   static_cast<const peer_traits&>(fresh_traits(c)));
+        remove_at(c);
+        ++res.expired;
+      } else {
+        ++cursor_;
+      }
+    }
+    if (cursor_ >= records_.size()) {
+      cursor_ = 0;
+      res.cycle_done = true;
+    }
+    return res;
+  }
+
+  /// complete = seeders, incomplete = leechers (partial seeds included),
+  /// downloaded = completions, partial = partial seeds (BEP 21).
+  swarm_stats stats() const noexcept {
+    return {static_cast<std::int64_t>(seeders_), static_cast<std::int64_t>(leechers_),
+            static_cast<std::int64_t>(downloaded_), static_cast<std::int64_t>(partial_)};
+  }
+  std::size_t size() const noexcept { return records_.size(); }
+  bool empty() const noexcept { return records_.empty(); }
+  /// Seeders and leechers, quarantined ones included (exact).
+  std::size_t seeders() const noexcept { return seeders_; }
+  std::size_t leechers() const noexcept { return leechers_; }
+  /// Partial seeds (BEP 21: last announce `event=paused` with left > 0);
+  /// counted in `leechers()` too, as scrape's `incomplete` counts them.
+  std::size_t partial_seeds() const noexcept { return partial_; }
+  std::uint64_t downloaded() const noexcept { return downloaded_; }
+  std::size_t ipv4_count() const noexcept { return v4_.owner.size(); }
+  std::size_t ipv6_count() const noexcept { return v6_.owner.size(); }
+  /// Peers currently kept out of selection (as of the last `sync`, which
+  /// every announce, sweep and selection runs first).
+  std::size_t quarantined_count() const noexcept {
+    return v4_.owner.size() - v4_.active + v6_.owner.size() - v6_.active;
+  }
+  bool contains(const peer_key& k) const { return locate(k) != none; }
+  /// The stored endpoint of `k` (port as last announced); false if unknown.
+  bool find(const peer_key& k, endpoint& out) const;
+  /// Whether `k` is stored and a seeder.
+  bool is_seeder(const peer_key& k) const;
+
+  /// Restarts the selection PRNG (tests, simulator).
+  void reseed(std::uint64_t seed) noexcept { rng_.reseed(seed); }
+
+  /// Applies pending traits writes to the sampling sets now (every
+  /// non-const call does this first; exposed for tests and callers that
+  /// want `quarantined_count` current).
+  void sync();
+
+  /// Checks every internal cross-reference and count, the quarantine
+  /// partition and the role pools; for tests. O(size). Records whose traits
+  /// were handed out since the last `sync` may still be misplaced and are
+  /// exempt from the flag-versus-placement check.
+  bool check_invariants() const;
+
+ private:
+  friend class allocator;
+  /// Cluster snapshots restore `downloaded_` (cluster/snapshot.cpp).
+  friend struct swarm_core_access;
+
+  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+  /// The cold part of a peer: everything an announce reads or writes, and
+  /// nothing a candidate check needs (that is `hot_entry`). Key, address
+  /// and timestamps first, where the index's key comparison and the
+  /// announce land.
+  struct record {
+    peer_id id;
+    ip_address ip;
+    std::uint16_t port = 0;
+    /// This peer's `completed` is already in `downloaded_`.
+    bool completed = false;
+    /// Index into pools_[role][family]; `none` while quarantined.
+    std::uint32_t pool_pos = none;
+    time_point last_seen{};
+    /// `mutable` only so that const accessors can refresh `traits.served`
+    /// from `hot_entry::served` before handing the traits out. So const
+    /// calls that hand out traits (`traits`, `for_each`) write: like every
+    /// other call, they must not run concurrently with another (the table
+    /// has one owner, its swarm).
+    mutable peer_traits traits;
+  };
+
+  /// bits of `hot_entry::state`
+  static constexpr std::uint8_t hot_quarantined = 1u << 0;  ///< out of the sampling sets
+  static constexpr std::uint8_t hot_v6 = 1u << 1;           ///< `ip.v6`
+  static constexpr std::uint8_t hot_seeder = 1u << 2;       ///< role
+  /// A partial seed (a leecher by role and pool; see `flag_partial_seed`).
+  static constexpr std::uint8_t hot_partial = 1u << 3;
+
+  /// What selection reads and writes per candidate, 16 bytes, in `hot_`
+  /// parallel to `records_` (hot_[i] belongs to records_[i]). A candidate
+  /// check and a pick touch one hot entry, one index-pool entry and (for
+  /// the reply) the compact bytes: never the ~200-byte record.
+  struct hot_entry {
+    /// Allocation scratch: equals the table's `mark_epoch_` when already
+    /// picked for the reply being built (dedupe across policy phases).
+    std::uint32_t mark = 0;
+    /// Times handed to another peer. The authoritative count:
+    /// `peer_traits::served` is a copy refreshed whenever the table hands
+    /// out traits (writes to that copy are not read back).
+    std::uint32_t served = 0;
+    /// Index into the compact vector of its family.
+    std::uint32_t slot = 0;
+    /// `peer_traits::flags` as of the last `sync` (every selection syncs
+    /// first, so selection sees the same flags as the traits).
+    std::uint8_t flags = 0;
+    /// `hot_*` bits.
+    std::uint8_t state = 0;
+    std::uint16_t unused = 0;
+
+    bool has(std::uint8_t bit) const noexcept { return (state & bit) != 0; }
+    void set(std::uint8_t bit, bool on) noexcept {
+      state = on ? static_cast<std::uint8_t>(state | bit) : static_cast<std::uint8_t>(state & ~bit);
+    }
+  };
+  static_assert(sizeof(hot_entry) == 16, "one quarter of a cache line per peer");
+
+  /// Flash-crowd bookkeeping of one peer, parallel to `records_`: times
+  /// revealed in round `round`. Only flash-crowd's seeder rotation touches it.
+  struct reveal_state {
+    std::uint32_t round = 0;
+    std::uint32_t count = 0;
+  };
+
+  /// peer_key -> records_ index: open addressing with linear probing over a
+  /// power-of-two array of 8-byte slots {32-bit hash tag, index}.
+  ///
+  ///   slot:  [ tag (high 32 bits of the keyed hash) | records_ index ]
+  ///   home bucket = tag & mask; empty slot: index == none
+  ///
+  /// A lookup compares the full key (in the record) only when the tag
+  /// matches, so a miss costs about one cache line of the index and a hit
+  /// one more of the record (which the announce touches anyway). Growing
+  /// rehashes from the stored tags, never from the records. Deletion shifts
+  /// the following entries back (no tombstones), so probe runs stay short
+  /// under churn. Load is kept <= 3/4.
+  ///
+  /// The hash is keyed (per table, from the table's seed and a per-process
+  /// random secret): peer ids are chosen by clients, and an unkeyed hash
+  /// would let one craft ids that share a home bucket and turn every probe
+  /// into a scan. The key changes no observable behaviour (nothing iterates
+  /// the index), so seeded runs stay reproducible.
+  class key_index {
+   public:
+    struct entry {
+      std::uint32_t tag = 0;
+      std::uint32_t index = none;
+    };
+    void set_key(std::uint64_t seed) noexcept;
+    std::uint64_t hash(const peer_key& k) const noexcept;
+    std::size_t size() const noexcept { return size_; }
+    /// The records_ index stored for `k`, or `none`. `records` resolves tag
+    /// matches to keys.
+    std::uint32_t find(const peer_key& k, const std::vector<record>& records) const;
+    /// Adds `k` -> i (k must be absent).
+    void insert(const peer_key& k, std::uint32_t i);
+    /// Removes the entry of `k`, which must map to `i`.
+    void erase(const peer_key& k, std::uint32_t i);
+    /// Changes the entry of `k` from `from` to `to` (a record moved).
+    void move(const peer_key& k, std::uint32_t from, std::uint32_t to);
+    /// Probe-run and tag invariants, and that every record is found; O(size).
+    bool check(const std::vector<record>& records) const;
+    /// Calls `f(records_ index)` for every record with id `id` and family
+    /// `v6` (they share one tag and home bucket: the hash ignores the
+    /// address).
+    template <class F>
+    void for_each_same_id(const peer_id& id, bool v6, const std::vector<record>& records,
+                          F&& f) const {
+      if (size_ == 0) {
+        return;
+      }
+      const auto tag = static_cast<std::uint32_t>(hash(peer_key{id, ip_address{v6, {}}}) >> 32);
+      for (std::uint32_t p = tag & mask_; slots_[p].index != none; p = (p + 1) & mask_) {
+        const entry& e = slots_[p];
+        if (e.tag == tag && records[e.index].id == id && records[e.index].ip.v6 == v6) {
+          f(e.index);
+        }
+      }
+    }
+
+   private:
+    std::uint32_t slot_of(const peer_key& k, std::uint32_t i) const;
+    void grow();
+    std::vector<entry> slots_;
+    std::uint32_t mask_ = 0;
+    std::size_t size_ = 0;
+    std::uint64_t k0_ = 0, k1_ = 0, k2_ = 0, k3_ = 0;
+  };
+
+  /// The ready-made compact bytes of one address family.
+  struct family {
+    explicit family(std::size_t w) : width(w) {}
+    std::size_t width;                 ///< 6 (IPv4) or 18 (IPv6)
+    std::string compact;               ///< width bytes per slot
+    std::vector<std::uint32_t> owner;  ///< slot -> records_ index
+    /// Slots [0, active) are sampleable, [active, size) quarantined.
+    std::uint32_t active = 0;
+  };
+
+  family& family_of(const ip_address& ip) noexcept { return ip.v6 ? v6_ : v4_; }
+  family& family_of(const hot_entry& h) noexcept { return h.has(hot_v6) ? v6_ : v4_; }
+  std::vector<std::uint32_t>& pool_of(const hot_entry& h) noexcept {
+    return pools_[h.has(hot_seeder) ? 0 : 1][h.has(hot_v6) ? 1 : 0];
+  }
+  bool seeder_at(std::uint32_t i) const noexcept { return hot_[i].has(hot_seeder); }
+  /// Refreshes records_[i].traits.served from the hot entry (before the
+  /// traits are handed out) and returns the traits.
+  peer_traits& fresh_traits(std::uint32_t i) const noexcept {
+    records_[i].traits.served = hot_[i].served;
+    return records_[i].traits;
+  }
+  void write_compact(std::uint32_t i);
+  void swap_slots(family& f, std::uint32_t a, std::uint32_t b);
+  void pool_insert(std::uint32_t i);
+  void pool_erase(std::uint32_t i);
+  /// Moves record i out of / into the sampling sets.
+  void exclude(std::uint32_t i);
+  void include(std::uint32_t i);
+  void reconcile(std::uint32_t i);
+  void remove_at(std::uint32_t i);
+  /// Splits n draws between the families like n draws from their union
+  /// (hypergeometric), calls `prepare(k4, k6)` once, then samples each
+  /// family's sampleable slots without the requester, emitting slots.
+  template <class Prepare, class Emit4, class Emit6>
+  std::size_t select(const peer_key& requester, std::size_t n, family_filter families,
+                     Prepare&& prepare, Emit4&& emit4, Emit6&& emit6);
+  /// records_ index of `k`, or `none`.
+  std::uint32_t locate(const peer_key& k) const;
+
+  key_index index_;
+  std::vector<record> records_;
+  /// Parallel to records_ (same index, same size, moved together).
+  std::vector<hot_entry> hot_;
+  std::vector<reveal_state> reveal_;
+  family v4_{6};
+  family v6_{18};
+  /// [0: seeders, 1: leechers][0: IPv4, 1: IPv6] -> records_ indices of the
+  /// non-quarantined peers of that role and family.
+  std::array<std::array<std::vector<std::uint32_t>, 2>, 2> pools_;
+  std::size_t seeders_ = 0;
+  std::size_t leechers_ = 0;
+  std::size_t partial_ = 0;
+  std::uint64_t downloaded_ = 0;
+  std::size_t max_peers_;
+  std::size_t max_addresses_per_id_;
+  /// Sweep position in records_.
+  std::size_t cursor_ = 0;
+  /// The record the last announce touched and its key (`none` once that
+  /// record is removed; follows it when a swap-remove moves it).
+  std::uint32_t hint_ = none;
+  peer_key hint_key_{};
+  /// Records whose traits were handed out since the last `sync`.
+  std::vector<std::uint32_t> pending_;
+  bool resync_all_ = false;
+  peer_traits last_removed_;
+  /// Seeder-rotation cursors, one per `family_filter` (index = value): a
+  /// position in the concatenation of the allowed seeder pools.
+  std::array<std::uint32_t, 3> rotation_{};
+  /// Flash-crowd round number and leecher announces served in it.
+  std::uint32_t flash_round_ = 1;
+  std::size_t flash_served_ = 0;
+  /// Epoch for `hot_entry::mark` (bumped per allocation).
+  std::uint32_t mark_epoch_ = 0;
+  fast_rng rng_;
+  sparse_sampler sampler_;
+};
+
+}  // namespace sk

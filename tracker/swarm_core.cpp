@@ -1,0 +1,503 @@
+#include "tracker/swarm_core.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace sk {
+
+static_assert(std::is_copy_constructible_v<swarm_core>,
+              "the supervisor snapshots and restores swarm cores by copy");
+
+namespace {
+
+/// Distinct PRNG streams from the one swarm seed.
+constexpr std::uint64_t allocator_stream = 0xa11c'a7e5'0000'0001ULL;
+constexpr std::uint64_t jitter_stream = 0x7177'e500'0000'0002ULL;
+constexpr std::uint64_t sample_stream = 0x5a4d'91e0'0000'0003ULL;
+
+std::uint64_t derive(std::uint64_t seed, std::uint64_t stream) {
+  std::uint64_t s = seed ^ stream;
+  return splitmix64(s);
+}
+
+bool valid_scale(double s) noexcept { return s > 0.0 && s <= max_interval_scale; }
+
+
+
+}  // namespace
+
+swarm_core::swarm_core(const info_hash& hash, swarm_config cfg, std::uint64_t seed)
+    : hash_(hash),
+      cfg_(std::move(cfg)),
+      seed_(seed),
+      table_(seed, cfg_.max_peers),
+      allocator_(cfg_.allocation, derive(seed, allocator_stream)),
+      tracker_(cfg_.health),
+      sample_(cfg_.health.progress_sample_size, derive(seed, sample_stream)),
+      knobs_(cfg_.default_knobs()),
+      jitter_rng_(derive(seed, jitter_stream)) {
+  apply_behaviour_knobs();
+}
+
+void swarm_core::apply_behaviour_knobs() {
+  behaviour_ = cfg_.behaviour;
+  // The detectors judge against the min interval this swarm announces.
+  behaviour_.min_interval = cfg_.min_interval;
+  if (knobs_.quarantine_strict) {
+    // One strike quarantines; the first early announce is refused.
+    behaviour_.quarantine_strikes = 1;
+    behaviour_.early_refuse_after = 1;
+  }
+}
+
+void swarm_core::note_occupancy(time_point now) {
+  if (!table_.empty()) {
+    empty_since_.reset();
+  } else if (!empty_since_) {
+    empty_since_ = now;
+  }
+}
+
+void swarm_core::refuse(announce_result& out, const std::string& reason,
+                        std::int64_t retry_in_minutes) {
+  out.failure_reason = reason;
+  out.retry_in_minutes = retry_in_minutes;
+  out.interval = cfg_.announce_interval.count();
+  out.min_interval = cfg_.min_interval.count();
+  out.stats = table_.stats();
+}
+
+bool swarm_core::announce(const swarm_announce& a, time_point now, announce_result& out) {
+  const announce_request& req = a.request;
+  if (req.hash != hash_) {
+    return false;
+  }
+  ++counters_.announces;
+
+  // 1. Banned client prefixes: refused before anything is stored.
+  if (cfg_.banned_clients) {
+    const client_ban_list* bans = bans_.get(cfg_.banned_clients->cell());
+    if (const ban_rule* rule = bans->empty() ? nullptr : bans->match(req.id)) {
+      ++counters_.banned;
+      cfg_.banned_clients->count_refusal();
+      refuse(out, rule->reason, cfg_.banned_retry_in_minutes);
+      return true;
+    }
+  }
+
+  // 2. A client that roamed: no record at this address, but one of the
+  // same id and family elsewhere with the same key. It moves (no ghost left
+  // at the old address, counts unchanged) and is judged as the known peer
+  // it is. Another key is an impostor and becomes a separate peer.
+  const peer_key key{req.id, a.peer.ip};
+  peer_traits* known = table_.traits(key);
+  if (known == nullptr && !req.key.empty()) {
+    std::optional<peer_key> roamed;
+    table_.for_each_other_address(req.id, a.peer.ip,
+                                  [&](const peer_key& k, const peer_traits& t) {
+                                    if (!roamed && !t.key.empty() && same_key_text(t.key, req.key)) roamed = k;
+                                  });
+    if (roamed && table_.roam(*roamed, a.peer)) {
+      ++counters_.roamed;
+      known = table_.traits(key);
+    }
+  }
+
+  // 3. A known peer is judged before its announce is applied: a refused
+  // (too frequent) announce must not touch the table.
+  behaviour_verdict verdict;
+  bool judged = false;
+  bool was_seeder = false;
+  announce_event table_event = req.event;
+  if (known != nullptr) {
+    was_seeder = table_.is_seeder(key);
+    const auto last_event = static_cast<announce_event>(known->last_event);
+    verdict = observe_announce(*known, req, false, now, tracker_.torrent_size(), behaviour_);
+    judged = true;
+    if (verdict.refuse) {
+      ++counters_.refused;
+      // BEP 31 minutes, rounded up: retrying sooner would be refused again.
+      const auto secs = std::max<std::int64_t>(1, verdict.retry_in.count());
+      refuse(out, verdict.message, (secs + 59) / 60);
+      return true;
+    }
+    if (verdict.repeat) {
+      ++counters_.repeats;
+      // A repeat without an event says what the previous announce said: a
+      // partial seed stays one.
+      if (req.event == announce_event::none) table_event = last_event;
+    } else if (verdict.early && !verdict.warn) {
+      ++counters_.early;
+    }
+  }
+
+  // 4. Apply, judge a new peer, feed the health model (repeats are not
+  // news to it).
+  const bool seeder_now = req.left == 0;
+  auto [change, traits] = table_.announce_ex(req.id, a.peer, req.left, table_event, now);
+  const peer_traits* requester_traits = nullptr;
+  switch (change) {
+    case peer_table::change::added:
+      verdict = observe_announce(*traits, req, true, now, tracker_.torrent_size(), behaviour_);
+      judged = true;
+      tracker_.on_announce(*traits, true, seeder_now, now);
+      requester_traits = traits;
+      break;
+    case peer_table::change::updated:
+      if (!verdict.repeat) tracker_.on_announce(*traits, false, seeder_now, now);
+      requester_traits = traits;
+      break;
+    case peer_table::change::removed:
+      tracker_.on_announce(*traits, false, was_seeder, now);
+      tracker_.on_peer_left(*traits, was_seeder, now);
+      break;
+    case peer_table::change::ignored:
+    case peer_table::change::rejected:
+      break;
+  }
+  if (judged && verdict.completed) {
+    tracker_.on_completed(now);
+  }
+  const bool partial_now =
+      requester_traits != nullptr && requester_traits->has(flag_partial_seed);
+
+  // Reachability: a stored peer may be due for a probe (off by default).
+  if (probing_ && requester_traits != nullptr) {
+    consider_probe(key, a.peer.port, *traits, now);
+  }
+
+  // 5. Peers: a peer that leaves needs none; everyone else gets the
+  // policy's choice. (A rejected new peer, table full, still gets some: it
+  // is not excluded because it is not stored.)
+  if (req.event != announce_event::stopped) {
+    allocation_request ar;
+    ar.requester = key;
+    ar.requester_seeder = seeder_now;
+    ar.requester_partial = partial_now;
+    ar.requester_traits = requester_traits;
+    ar.numwant = cfg_.resolve_numwant(req.numwant);
+    ar.compact = req.compact;
+    if (a.own_family_only) {
+      ar.family = a.peer.ip.v6 ? family_filter::v6_only : family_filter::v4_only;
+    }
+    const health_report* report = last_report();
+    if (req.compact) {
+      allocator_.select_compact(table_, knobs_.policy, ar, report, out.peers4, out.peers6);
+    } else {
+      allocator_.select_entries(table_, knobs_.policy, ar, report, out.peers);
+    }
+  }
+
+  // 6. Interval and messages. A partial seed wants nothing more: it is timed
+  // like a seeder, never as a starving leecher.
+  out.interval = interval_for(seeder_now || partial_now);
+  if (!seeder_now && requester_traits != nullptr && requester_traits->has(flag_unreachable) &&
+      cfg_.intervals.unreachable_leecher_scale < 1.0) {
+    // See interval_control::unreachable_leecher_scale.
+    out.interval = std::max<std::int64_t>(
+        cfg_.min_interval.count(),
+        std::llround(static_cast<double>(out.interval) * cfg_.intervals.unreachable_leecher_scale));
+  }
+  out.min_interval = cfg_.min_interval.count();
+  if (judged && verdict.warn && !verdict.message.empty()) {
+    ++counters_.warned;
+    out.warning_message = verdict.message;
+  } else if (seeder_now && req.event != announce_event::stopped && seeder_appeal_active()) {
+    ++counters_.seeder_appeals;
+    out.warning_message = cfg_.seeder_warning_text;
+  }
+  out.stats = table_.stats();
+  note_occupancy(now);
+  return true;
+}
+
+peer_table::sweep_result swarm_core::sweep(time_point now) {
+  auto r = table_.sweep(now, cfg_.peer_timeout, cfg_.sweep_batch,
+                        [this, now](const peer_key&, bool seeder, const peer_traits& t) {
+                          tracker_.on_peer_left(t, seeder, now);
+                        });
+  note_occupancy(now);
+  return r;
+}
+
+std::optional<health_report> swarm_core::tick(time_point now) {
+  expire_probes(now);
+  sample_.clear();
+  table_.for_each([this](const peer_key&, const endpoint&, bool seeder, const peer_traits& t) {
+    sample_.add(t, seeder);
+  });
+  const health_report& r = tracker_.evaluate(sample_, now);
+  evaluated_ = true;
+  if (tracker_.changed()) {
+    return r;
+  }
+  return std::nullopt;
+}
+
+std::int64_t swarm_core::interval_for(bool seeder) {
+  const auto base = cfg_.announce_interval.count();
+  const auto& ic = cfg_.intervals;
+  double scale = 1.0;
+  if (const health_report* r = last_report()) {
+    const bool starving = (r->reasons & starving_reasons) != 0 &&
+                          table_.size() >= static_cast<std::size_t>(cfg_.health.min_peers);
+    if (!seeder && starving) {
+      scale = ic.starving_leecher_scale;
+    } else if (r->state == swarm_health::healthy && table_.size() >= ic.large_swarm_peers) {
+      scale = ic.large_swarm_scale;
+    }
+  }
+  scale *= knobs_.interval_scale;
+  if (!seeder) {
+    scale *= knobs_.leecher_interval_scale;
+  }
+  if (scale == 1.0) {
+    // The plain interval stays exact: clients and operators see the
+    // configured value while nothing needs fixing.
+    return base;
+  }
+  double secs = static_cast<double>(base) * scale;
+  if (ic.jitter > 0.0) {
+    // Uniform in [-1, 1) from the top 53 bits.
+    const double u = static_cast<double>(jitter_rng_.next() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    secs *= 1.0 + ic.jitter * u;
+  }
+  const double lo = static_cast<double>(cfg_.min_interval.count());
+  const double hi = static_cast<double>(
+      std::max(cfg_.announce_interval, cfg_.peer_timeout - cfg_.min_interval).count());
+  secs = std::clamp(secs, lo, std::max(lo, hi));
+  return static_cast<std::int64_t>(std::llround(secs));
+}
+
+bool swarm_core::seeder_appeal_active() const noexcept {
+  if (knobs_.seeder_warning) {
+    return true;
+  }
+  if (!cfg_.warn_seeders_when_degraded) {
+    return false;
+  }
+  const health_report* r = last_report();
+  return r != nullptr && is_unhealthy(r->state) && (r->reasons & seeding_reasons) != 0;
+}
+
+// -- reachability probes ---------------------------------------------------------
+
+void swarm_core::consider_probe(const peer_key& key, std::uint16_t port, peer_traits& t,
+                                time_point now) {
+  // Nothing to dial at port 0; a quarantined peer is never handed out, so
+  // whether it is reachable changes nothing.
+  if (port == 0 || t.has(flag_quarantined)) {
+    return;
+  }
+  const std::int64_t now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  const bool due = t.probed_port != port || now_s - static_cast<std::int64_t>(t.probed_at_s) >=
+                                                cfg_.probe.reprobe_after.count();
+  if (!due) {
+    return;
+  }
+  for (const auto& o : probe_outstanding_) {
+    if (o.key == key) {
+      return;  // one probe per peer at a time
+    }
+  }
+  if (probe_outstanding_.size() >= cfg_.probe.max_outstanding) {
+    expire_probes(now);
+    if (probe_outstanding_.size() >= cfg_.probe.max_outstanding) {
+      return;  // bounded: this peer gets its chance at a later announce
+    }
+  }
+  if (t.probed_port != 0 && t.probed_port != port) {
+    // What we knew was about another port.
+    t.set(flag_reachable, false);
+    t.set(flag_unreachable, false);
+  }
+  t.probed_at_s = static_cast<std::uint32_t>(now_s);
+  t.probed_port = port;
+  probe_outstanding_.push_back({key, port, now});
+  probe_ready_.push_back(probe_request{hash_, key.id, endpoint{key.ip, port}});
+  ++counters_.probes_requested;
+}
+
+void swarm_core::expire_probes(time_point now) {
+  const auto before = probe_outstanding_.size();
+  probe_outstanding_.erase(std::remove_if(probe_outstanding_.begin(), probe_outstanding_.end(),
+                                          [&](const outstanding_probe& o) {
+                                            return now - o.since >= cfg_.probe.result_timeout;
+                                          }),
+                           probe_outstanding_.end());
+  counters_.probes_expired += before - probe_outstanding_.size();
+}
+
+std::vector<probe_request> swarm_core::take_probe_requests() {
+  std::vector<probe_request> out;
+  out.swap(probe_ready_);
+  return out;
+}
+
+bool swarm_core::apply_probe_result(const peer_key& key, std::uint16_t port, probe_outcome outcome,
+                                    time_point now) {
+  for (auto it = probe_outstanding_.begin(); it != probe_outstanding_.end(); ++it) {
+    if (it->key == key && it->port == port) {
+      probe_outstanding_.erase(it);
+      break;
+    }
+  }
+  expire_probes(now);
+  // A late answer (after its slot expired) is still a fact about the peer,
+  // as long as the peer is still there at that port.
+  endpoint stored;
+  if (!table_.find(key, stored) || stored.port != port) {
+    return false;
+  }
+  peer_traits* t = table_.traits(key);
+  switch (outcome) {
+    case probe_outcome::reachable:
+      ++counters_.probes_reachable;
+      t->set(flag_reachable);
+      t->set(flag_unreachable, false);
+      break;
+    case probe_outcome::unreachable:
+      // Not quarantined: a NATed peer can still dial out; the
+      // reachability-aware policy only never pairs two such peers.
+      ++counters_.probes_unreachable;
+      t->set(flag_unreachable);
+      t->set(flag_reachable, false);
+      break;
+    case probe_outcome::bogus:
+      // Connected, but not a BitTorrent peer of this torrent (a reflection
+      // victim, some other service): never hand it to anyone.
+      ++counters_.probes_bogus;
+      t->set(flag_quarantined);
+      t->set(flag_reachable, false);
+      t->set(flag_unreachable, false);
+      break;
+    case probe_outcome::skipped:
+      ++counters_.probes_skipped;
+      return true;
+  }
+  // The table cannot see writes through a traits pointer: place the peer
+  // (in or out of the sampling sets) now.
+  table_.sync();
+  return true;
+}
+
+bool swarm_core::set_knobs(const swarm_knobs& k) {
+  if (!valid_scale(k.interval_scale) || !valid_scale(k.leecher_interval_scale) ||
+      static_cast<int>(k.policy) >= policy_kind_count) {
+    return false;
+  }
+  const bool strict_changed = k.quarantine_strict != knobs_.quarantine_strict;
+  knobs_ = k;
+  if (strict_changed) {
+    apply_behaviour_knobs();
+  }
+  return true;
+}
+
+bool swarm_core::set_interval_scale(double s) {
+  if (!valid_scale(s)) {
+    return false;
+  }
+  knobs_.interval_scale = s;
+  return true;
+}
+
+bool swarm_core::set_leecher_interval_scale(double s) {
+  if (!valid_scale(s)) {
+    return false;
+  }
+  knobs_.leecher_interval_scale = s;
+  return true;
+}
+
+void swarm_core::set_quarantine_strict(bool on) {
+  knobs_.quarantine_strict = on;
+  apply_behaviour_knobs();
+}
+
+void swarm_core::record(remediation_record r) {
+  history_.push_back(std::move(r));
+  while (history_.size() > cfg_.history_size) {
+    history_.pop_front();
+  }
+}
+
+bool swarm_core::check_invariants() const {
+  if (!table_.check_invariants()) {
+    return false;
+  }
+  if (!valid_scale(knobs_.interval_scale) || !valid_scale(knobs_.leecher_interval_scale) ||
+      static_cast<int>(knobs_.policy) >= policy_kind_count) {
+    return false;
+  }
+  if (history_.size() > cfg_.history_size) {
+    return false;
+  }
+  if (probe_outstanding_.size() > cfg_.probe.max_outstanding ||
+      probe_ready_.size() > probe_outstanding_.size()) {
+    return false;
+  }
+  // The idle clock runs exactly while the table is empty (both are updated
+  // together after every change).
+  if (!table_.empty() && empty_since_) {
+    return false;
+  }
+  const auto stats = table_.stats();
+  return stats.complete >= 0 && stats.incomplete >= 0 &&
+         static_cast<std::size_t>(stats.complete + stats.incomplete) == table_.size();
+}
+
+// -- text -----------------------------------------------------------------------
+
+std::string to_string(const swarm_knobs& k) {
+  auto num = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return std::string(buf);
+  };
+  std::string out = "policy ";
+  out += to_string(k.policy);
+  out += ", interval x" + num(k.interval_scale);
+  out += ", leecher interval x" + num(k.leecher_interval_scale);
+  out += k.seeder_warning ? ", seeder warning on" : ", seeder warning off";
+  out += k.quarantine_strict ? ", quarantine strict" : ", quarantine normal";
+  return out;
+}
+
+std::string to_string(const health_signals& s) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%llu seeders, %llu leechers (%llu stalled), %.1f completions/h",
+                static_cast<unsigned long long>(s.seeders),
+                static_cast<unsigned long long>(s.leechers),
+                static_cast<unsigned long long>(s.stalled), s.completion_rate);
+  std::string out(to_string(s.state));
+  if (s.reasons != 0) {
+    out += " [" + reasons_to_string(s.reasons) + "]";
+  }
+  return out + " " + buf;
+}
+
+std::string to_string(const remediation_record& r) {
+  std::string out = r.action;
+  if (!r.strategy.empty()) {
+    out += " " + r.strategy;
+  }
+  if (!r.reason.empty()) {
+    out += " (" + r.reason + ")";
+  }
+  if (!r.detail.empty()) {
+    out += ": " + r.detail;
+  }
+  out += "; before: " + to_string(r.before);
+  if (r.action != "apply" && r.action != "escalate" && r.action != "start") {
+    out += "; after: " + to_string(r.after);
+  }
+  return out;
+}
+
+}  // namespace sk

@@ -1,0 +1,244 @@
+#pragma once
+/// The whole domain of one swarm as a plain class: peers, per-peer
+/// behaviour, health, allocation, interval control, messages to clients,
+/// and the knobs remediation turns.
+///
+/// No actor and no clock: every call that depends on time takes `now`. The
+/// swarm actor owns one through a `shared_ptr` that the supervisor holds too,
+/// so a crashed actor is restarted from exactly this state; the swarm
+/// simulator and the unit tests drive it directly. Plain C++: the message
+/// structs it takes and returns are in tracker/swarm_messages.hpp.
+///
+/// One announce:
+///
+///   hash check ─▶ ban list ─▶ observe_announce (known peer) ──refuse──▶ failure reason
+///                                  │                                     + retry in
+///                                  ▼
+///                    peer_table::announce_ex ─▶ observe_announce (new peer)
+///                                  │
+///                                  ▼
+///                    health tracker (announce, completion, departure)
+///                                  │
+///                                  ▼
+///          allocator (knobs.policy, last health report, family filter)
+///                                  │
+///                                  ▼
+///          interval control ─▶ warning message (misbehaviour, or the
+///                              seeder appeal of a degraded swarm)
+///
+/// Thread safety: none. Exactly one thread uses it at a time (the swarm
+/// actor; the supervisor only after that actor is dead).
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "tracker/allocation.hpp"
+#include "tracker/healing_types.hpp"
+#include "tracker/health_types.hpp"
+#include "tracker/swarm_messages.hpp"
+#include "tracker/peer_behaviour.hpp"
+#include "tracker/peer_table.hpp"
+#include "tracker/random.hpp"
+#include "tracker/swarm_config.hpp"
+#include "tracker/swarm_health.hpp"
+
+namespace sk {
+
+/// Per-swarm counters of what the self-healing layer did to announces.
+struct swarm_core_counters {
+  std::uint64_t announces = 0;
+  /// Repeats of the peer's previous announce within the duplicate window
+  /// (a client announcing per listen socket, over both transports, or a
+  /// user pressing "update tracker"): served, but neither early nor judged.
+  std::uint64_t repeats = 0;
+  /// Early announces (not repeats) served without a warning or refusal:
+  /// below the sustained-early threshold.
+  std::uint64_t early = 0;
+  /// Peers that came back from a new address with their old `key` and
+  /// replaced their own record (roaming).
+  std::uint64_t roamed = 0;
+  /// Refused: banned client prefix.
+  std::uint64_t banned = 0;
+  /// Refused: too frequent after a warning (min interval).
+  std::uint64_t refused = 0;
+  /// Served with a misbehaviour warning.
+  std::uint64_t warned = 0;
+  /// Seeders served with the "keep seeding" appeal.
+  std::uint64_t seeder_appeals = 0;
+  /// Reachability probes asked for, and the answers applied by outcome.
+  std::uint64_t probes_requested = 0;
+  std::uint64_t probes_reachable = 0;
+  std::uint64_t probes_unreachable = 0;
+  std::uint64_t probes_bogus = 0;
+  std::uint64_t probes_skipped = 0;
+  /// Outstanding probes forgotten after `probe.result_timeout`.
+  std::uint64_t probes_expired = 0;
+};
+
+class swarm_core {
+ public:
+  using time_point = health_time;
+
+  /// `cfg` must be valid (`cfg.validate()` empty); `seed` seeds peer
+  /// selection, jitter and the health sample.
+  swarm_core(const info_hash& hash, swarm_config cfg, std::uint64_t seed);
+
+  const info_hash& hash() const noexcept { return hash_; }
+  const swarm_config& config() const noexcept { return cfg_; }
+  std::uint64_t seed() const noexcept { return seed_; }
+
+  /// Applies one announce and fills `out` (which the caller has cleared: its
+  /// buffers are appended to). Returns false, touching nothing, when `a` is
+  /// for another info_hash. A refused announce (banned client, or too
+  /// frequent after a warning) is not applied: `out.failure_reason` and
+  /// `out.retry_in_minutes` are set, and `out.stats` (nothing else).
+  bool announce(const swarm_announce& a, time_point now, announce_result& out);
+
+  /// Counts for scrape.
+  swarm_stats scrape() const noexcept { return table_.stats(); }
+
+  /// One sweep step: examines up to `sweep_batch` peers, expiring those
+  /// silent for `peer_timeout` (each counted as a departure by the health
+  /// tracker). Call again while `!cycle_done`.
+  peer_table::sweep_result sweep(time_point now);
+
+  /// Since when the swarm has had no peers (unset while it has some).
+  std::optional<time_point> empty_since() const noexcept { return empty_since_; }
+  /// Empty for at least `idle_lifetime` at `now`.
+  bool idle(time_point now) const noexcept {
+    return empty_since_ && now - *empty_since_ >= cfg_.idle_lifetime;
+  }
+  /// Starts the idle clock of a swarm that has never seen an announce.
+  void note_occupancy(time_point now);
+
+  /// Evaluates health: a census of every peer (O(peers)), then the health
+  /// model. Returns the report when the state or reasons changed (the
+  /// swarm actor forwards it to the supervisor), else nullopt.
+  std::optional<health_report> tick(time_point now);
+  /// The report of the last tick; null before the first.
+  const health_report* last_report() const noexcept {
+    return evaluated_ ? &tracker_.last() : nullptr;
+  }
+
+  // -- knobs (remediation, operators) -------------------------------------------
+
+  const swarm_knobs& knobs() const noexcept { return knobs_; }
+  /// Replaces every knob; false (nothing changes) when a scale is outside
+  /// (0, max_interval_scale].
+  bool set_knobs(const swarm_knobs& k);
+  /// Back to `config().default_knobs()`.
+  void reset_knobs() { set_knobs(cfg_.default_knobs()); }
+  void set_policy(policy_kind p) { knobs_.policy = p; }
+  policy_kind policy() const noexcept { return knobs_.policy; }
+  bool set_interval_scale(double s);
+  bool set_leecher_interval_scale(double s);
+  void set_seeder_warning(bool on) { knobs_.seeder_warning = on; }
+  void set_quarantine_strict(bool on);
+
+  // -- reachability probes -------------------------------------------------------
+  //
+  // The core decides when a peer is probed (see `probe_settings`); whoever
+  // owns the core (the swarm actor) sends the requests to a prober and
+  // feeds the answers back.
+
+  /// Turns probe decisions on or off. On only when `config().probe.enabled`
+  /// too; the swarm actor turns it on when it has a prober (a swarm without
+  /// one never asks). Off initially.
+  void set_probing(bool on) noexcept { probing_ = on && cfg_.probe.enabled; }
+  bool probing() const noexcept { return probing_; }
+  /// The probe requests decided since the last call (each already counts as
+  /// outstanding). At most `probe.max_outstanding`.
+  std::vector<probe_request> take_probe_requests();
+  bool has_probe_requests() const noexcept { return !probe_ready_.empty(); }
+  /// Probes asked for and not yet answered (or expired).
+  std::size_t outstanding_probes() const noexcept { return probe_outstanding_.size(); }
+  /// Applies the answer for peer `key` probed at `port`: sets the
+  /// reachability flags or quarantines (see `probe_settings`), and frees its
+  /// outstanding slot. Returns false, changing no flag, when the peer is
+  /// gone or now announces another port (the answer is stale).
+  bool apply_probe_result(const peer_key& key, std::uint16_t port, probe_outcome outcome,
+                          time_point now);
+
+  // -- remediation history ------------------------------------------------------
+
+  /// Appends one action, dropping the oldest beyond `history_size`.
+  void record(remediation_record r);
+  const std::deque<remediation_record>& history() const noexcept { return history_; }
+
+  // -- introspection --------------------------------------------------------------
+
+  /// The interval this swarm would tell a seeder / leecher now (advances the
+  /// jitter PRNG when the interval is adjusted). Public for tests.
+  std::int64_t interval_for(bool seeder);
+  /// Whether the seeder appeal is on now (knob, or degraded for a reason
+  /// seeding fixes).
+  bool seeder_appeal_active() const noexcept;
+
+  const peer_table& table() const noexcept { return table_; }
+  /// Mutable access for tests and the simulator (e.g. setting traits).
+  peer_table& table() noexcept { return table_; }
+  const swarm_health_tracker& tracker() const noexcept { return tracker_; }
+  const swarm_core_counters& counters() const noexcept { return counters_; }
+  /// The per-peer detector thresholds in force (config + strict knob).
+  const behaviour_config& behaviour() const noexcept { return behaviour_; }
+
+  /// Cross-checks the peer table and the core's own bookkeeping; the
+  /// supervisor checks it before restarting from this state. O(peers).
+  bool check_invariants() const;
+
+ private:
+  /// Cluster migration and replication (cluster/snapshot.cpp) copy
+  /// the whole state out of and into a core.
+  friend struct swarm_core_access;
+
+  void refuse(announce_result& out, const std::string& reason, std::int64_t retry_in_minutes);
+  /// Decides whether the peer that just announced is probed now.
+  void consider_probe(const peer_key& key, std::uint16_t port, peer_traits& t, time_point now);
+  /// Forgets outstanding probes older than `probe.result_timeout`.
+  void expire_probes(time_point now);
+  void apply_behaviour_knobs();
+
+  info_hash hash_;
+  swarm_config cfg_;
+  std::uint64_t seed_;
+  peer_table table_;
+  allocator allocator_;
+  swarm_health_tracker tracker_;
+  health_sample sample_;
+  behaviour_config behaviour_;
+  swarm_knobs knobs_;
+  bool evaluated_ = false;
+  std::optional<time_point> empty_since_;
+  std::deque<remediation_record> history_;
+  swarm_core_counters counters_;
+  /// This swarm's cached snapshot of the node-wide ban list (one acquire
+  /// load per announce while the list does not change).
+  snapshot_reader<client_ban_list> bans_;
+  /// Interval jitter (own stream, so jitter never shifts peer selection).
+  fast_rng jitter_rng_;
+  /// An asked-for probe: which peer, for which port, since when.
+  struct outstanding_probe {
+    peer_key key;
+    std::uint16_t port = 0;
+    time_point since{};
+  };
+  bool probing_ = false;
+  /// At most `probe.max_outstanding` (a linear scan is fine).
+  std::vector<outstanding_probe> probe_outstanding_;
+  /// Decided, not yet taken by the owner (a subset of the outstanding).
+  std::vector<probe_request> probe_ready_;
+};
+
+/// Health reasons more seeding would fix (the seeder appeal's trigger).
+constexpr std::uint32_t seeding_reasons = reason_no_seeders | reason_few_seeders |
+                                          reason_stalled_leechers | reason_seeders_leave_early |
+                                          reason_low_completion_rate | reason_flash_crowd;
+
+/// Health reasons that make a swarm "starving" for interval control.
+constexpr std::uint32_t starving_reasons =
+    reason_no_seeders | reason_few_seeders | reason_flash_crowd;
+
+}  // namespace sk
