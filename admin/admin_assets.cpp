@@ -6,6 +6,8 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/verb.hpp>
 
+#include "protocol/text.hpp"
+
 namespace sk {
 
 namespace http = boost::beast::http;
@@ -38,12 +40,6 @@ using response = http::response<http::string_body>;
 
 /// Beast 1.74 takes boost::string_view.
 boost::beast::string_view bsv(std::string_view s) noexcept { return {s.data(), s.size()}; }
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 /// If-None-Match uses the weak comparison (RFC 7232 3.2): a `W/` prefix is
 /// ignored; `*` matches any current file.

@@ -36,6 +36,8 @@
 #include "net/http/http_server.hpp"
 #include "net/udp/udp_server.hpp"
 
+#include "protocol/text.hpp"
+
 namespace sk {
 
 /// One request handed from the I/O thread to the admin actor. `reply` is
@@ -171,26 +173,6 @@ std::uint64_t resident_bytes() {
   return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/// 40 hex digits (either case) to an info_hash.
-std::optional<info_hash> parse_hash(const std::string& text) {
-  if (text.size() != 40) return std::nullopt;
-  info_hash h;
-  for (std::size_t i = 0; i < 20; ++i) {
-    const int hi = hex_value(text[2 * i]);
-    const int lo = hex_value(text[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    h.bytes[i] = static_cast<std::uint8_t>(hi * 16 + lo);
-  }
-  return h;
-}
-
 /// Percent-decodes a query component (`plus_is_space`) or a path segment;
 /// nullopt on a bad escape.
 std::optional<std::string> url_decode(const std::string& in, bool plus_is_space = true) {
@@ -198,8 +180,8 @@ std::optional<std::string> url_decode(const std::string& in, bool plus_is_space 
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (in[i] == '%') {
       if (i + 2 >= in.size()) return std::nullopt;
-      const int hi = hex_value(in[i + 1]);
-      const int lo = hex_value(in[i + 2]);
+      const int hi = hex_digit(in[i + 1]);
+      const int lo = hex_digit(in[i + 2]);
       if (hi < 0 || lo < 0) return std::nullopt;
       out += static_cast<char>(hi * 16 + lo);
       i += 2;
@@ -1431,7 +1413,7 @@ void route(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
   if (parts[1] == "swarms" && parts.size() == 5 && parts[3] == "remediation" &&
       (parts[4] == "start" || parts[4] == "stop")) {
     if (!post) return wrong_method("POST");
-    auto hash = parse_hash(parts[2]);
+    auto hash = parse_hex_hash(parts[2]);
     if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
     if (!no_query()) return;
     return post_remediation(self, sh, job, *hash, parts[4] == "start");
@@ -1459,13 +1441,13 @@ void route(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
     }
     if (parts[3] != "allow" && parts[3] != "deny") return job->reply_error(404, "no such endpoint");
     if (!post) return wrong_method("POST");
-    auto hash = parse_hash(parts[2]);
+    auto hash = parse_hex_hash(parts[2]);
     if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
     return post_access(self, sh, job, *hash, parts[3] == "allow");
   }
   if (parts[1] == "swarms" && parts.size() == 4 && parts[3] == "move") {
     if (!post) return wrong_method("POST");
-    auto hash = parse_hash(parts[2]);
+    auto hash = parse_hex_hash(parts[2]);
     if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
     if (!no_query()) return;
     return post_move(sh, job, *hash);
@@ -1475,7 +1457,7 @@ void route(actor_ptr self, const shared_ptr& sh, const admin_job_ptr& job) {
       return job->reply_error(404, "no such endpoint");
     if (parts.size() == 3 && !get) return wrong_method("GET");
     if (parts.size() == 4 && !post) return wrong_method("POST");
-    auto hash = parse_hash(parts[2]);
+    auto hash = parse_hex_hash(parts[2]);
     if (!hash) return job->reply_error(400, "info_hash must be 40 hex digits");
     if (!no_query()) return;
     if (parts.size() == 3) return get_swarm(self, sh, job, *hash);

@@ -3,15 +3,11 @@
 #include <cctype>
 #include <charconv>
 
+#include "protocol/text.hpp"
+
 namespace sk::cluster {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool wildcard(const std::string& host) { return host == "0.0.0.0" || host == "::"; }
 

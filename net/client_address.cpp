@@ -3,15 +3,11 @@
 #include <algorithm>
 #include <charconv>
 
+#include "protocol/text.hpp"
+
 namespace sk {
 
 namespace {
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 /// Clears every bit of `a` after the first `prefix` bits.
 void clear_host_bits(ip_address& a, unsigned prefix) noexcept {

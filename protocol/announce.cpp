@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "protocol/text.hpp"
+
 // Query-string rules (HTTP announce and scrape):
 //
 //   query  = pair *( "&" pair )      empty pairs ("&&") are skipped
@@ -48,13 +50,6 @@ class query_category_impl final : public std::error_category {
   }
 };
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 /// Decodes `in` into `out[0..cap)`. Returns false on a bad escape. `length`
 /// is the full decoded length even when it exceeds `cap` (the excess is not
 /// written), so callers can tell "too long" from "fits".
@@ -64,8 +59,8 @@ bool form_decode(std::string_view in, char* out, std::size_t cap, std::size_t& l
     char c = in[i];
     if (c == '%') {
       if (in.size() - i < 3) return false;
-      const int hi = hex_value(in[i + 1]);
-      const int lo = hex_value(in[i + 2]);
+      const int hi = hex_digit(in[i + 1]);
+      const int lo = hex_digit(in[i + 2]);
       if (hi < 0 || lo < 0) return false;
       c = static_cast<char>(hi << 4 | lo);
       i += 2;

@@ -5,21 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "protocol/text.hpp"
+
 namespace sk {
 namespace {
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 /// 1 when `x` is non-zero, else 0, without a branch on `x`.
 constexpr std::uint64_t nonzero_bit(std::uint64_t x) noexcept {
@@ -34,8 +23,8 @@ bool parse_connection_id_key(std::string_view hex, connection_id_key& out) noexc
   }
   connection_id_key key{};
   for (std::size_t i = 0; i < key.size(); ++i) {
-    const int hi = hex_value(hex[2 * i]);
-    const int lo = hex_value(hex[2 * i + 1]);
+    const int hi = hex_digit(hex[2 * i]);
+    const int lo = hex_digit(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) {
       return false;
     }

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "protocol/siphash.hpp"
+#include "protocol/text.hpp"
 
 namespace sk {
 
@@ -68,13 +69,6 @@ bool parse_v4(std::string_view s, std::uint8_t (&out)[4]) noexcept {
   return i == s.size();
 }
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 /// RFC 4291 §2.2 text. Groups before "::" go to `head`, after it to `tail`.
 bool parse_v6(std::string_view s, std::uint8_t (&out)[16]) noexcept {
   std::uint16_t head[8], tail[8];
@@ -115,7 +109,7 @@ bool parse_v6(std::string_view s, std::uint8_t (&out)[16]) noexcept {
     if (piece.size() > 4) return false;
     unsigned g = 0;
     for (char c : piece) {
-      const int h = hex_value(c);
+      const int h = hex_digit(c);
       if (h < 0) return false;
       g = g << 4 | static_cast<unsigned>(h);
     }

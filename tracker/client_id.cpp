@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "protocol/text.hpp"
+
 namespace sk {
 
 namespace {
@@ -182,21 +184,6 @@ bool special(const std::uint8_t* b, client_info& out) {
   return false;
 }
 
-bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool has_control(std::string_view s) noexcept {
   return std::any_of(s.begin(), s.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
@@ -305,8 +292,8 @@ std::optional<client_ban_list> client_ban_list::parse(std::string_view spec, std
           prefix += raw_prefix[i];
           continue;
         }
-        const int hi = i + 2 < raw_prefix.size() ? hex_value(raw_prefix[i + 1]) : -1;
-        const int lo = hi >= 0 ? hex_value(raw_prefix[i + 2]) : -1;
+        const int hi = i + 2 < raw_prefix.size() ? hex_digit(raw_prefix[i + 1]) : -1;
+        const int lo = hi >= 0 ? hex_digit(raw_prefix[i + 2]) : -1;
         if (lo < 0) return fail(raw_prefix, "'%' must be followed by two hex digits");
         prefix += static_cast<char>(hi * 16 + lo);
         i += 2;
@@ -351,8 +338,8 @@ std::optional<std::string> parse_ban_prefix(std::string_view text, std::string* 
       prefix += text[i];
       continue;
     }
-    const int hi = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
-    const int lo = hi >= 0 ? hex_value(text[i + 2]) : -1;
+    const int hi = i + 2 < text.size() ? hex_digit(text[i + 1]) : -1;
+    const int lo = hi >= 0 ? hex_digit(text[i + 2]) : -1;
     if (lo < 0) return fail("prefix: '%' must be followed by two hex digits");
     prefix += static_cast<char>(hi * 16 + lo);
     i += 2;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "protocol/text.hpp"
+
 namespace sk::swarmctl {
 
 namespace {
@@ -17,12 +19,7 @@ bool is_valued_global(std::string_view name) {
 
 bool is_connection_option(std::string_view name) { return is_valued_global(name); }
 
-std::string trim(std::string_view s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
+std::string trim(std::string_view s) { return std::string(sk::trim(s)); }
 
 }  // namespace
 
