@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian bookworm packages swarmkeeper needs to build, test and
-# benchmark. Idempotent: installs only what is missing, so it is cheap to run
-# before every build. Needs root (or sudo) only when something is missing.
+# Installs the Debian bookworm packages swarmkeeper needs. Idempotent:
+# installs only what is missing, so it is cheap to run before every build.
+# Needs root (or sudo) only when something is missing.
 #
-#   deploy/install-deps.sh           build + test dependencies
+#   deploy/install-deps.sh --run     what building and running the tracker needs
+#                                    (deploy/run.sh): compiler, CMake, the libraries
+#   deploy/install-deps.sh           also everything the tests use (deploy/test.sh)
 #   deploy/install-deps.sh --bench   also opentracker and wrk for bench/
+#
+# A machine that only runs a packaged tracker needs none of this:
+# `apt install ./swarmkeeper_*.deb` pulls the runtime libraries.
 #
 # The /metrics test needs `promtool`, which Debian ships only inside the
 # `prometheus` server package; installing that would also start a Prometheus
@@ -12,27 +17,41 @@
 # installed, and only promtool is unpacked into .tools/ (gitignored).
 set -euo pipefail
 
+mode=test
+case "${1:-}" in
+  --run) mode=run ;;
+  --bench) mode=bench ;;
+  "") ;;
+  *) echo "usage: deploy/install-deps.sh [--run|--bench]" >&2; exit 2 ;;
+esac
+
+# Building and running: the daemon links CAF, spdlog/fmt, OpenSSL; swarmctl
+# libedit (BSD, not GNU readline); Boost.Beast/Asio are headers.
 packages=(
   build-essential cmake ccache pkg-config
-  libcaf-dev libboost-dev libspdlog-dev libfmt-dev
-  googletest libgtest-dev libgmock-dev libbenchmark-dev
-  python3-libtorrent libtorrent-rasterbar-dev
-  curl
-  nlohmann-json3-dev
-  # swarmctl's shell: line editing and history (BSD libedit, not GPL readline)
-  libedit-dev
-  # tests/console: the web console driven in headless Chromium by Selenium
-  chromium chromium-driver python3-selenium
-  # the cluster: TLS identity derived with libcrypto, libcaf_openssl's
-  # libssl; deploy/cluster-netns.sh and its test need ip (network namespaces)
-  libssl-dev iproute2
-  # tests/e2e/client_matrix.py: more real BitTorrent clients next to libtorrent
-  # (the test runs its own transmission-daemon on free ports, not the service)
-  aria2 transmission-daemon transmission-cli
-  # tests/fuzz: libFuzzer targets built with clang under ASan + UBSan
-  clang-14 libclang-rt-14-dev
+  libcaf-dev libboost-dev libspdlog-dev libfmt-dev libssl-dev libedit-dev
 )
-if [[ "${1:-}" == "--bench" ]]; then
+if [[ $mode != run ]]; then
+  packages+=(
+    googletest libgtest-dev libgmock-dev libbenchmark-dev
+    python3-libtorrent libtorrent-rasterbar-dev
+    curl
+    nlohmann-json3-dev
+    # tests/admin/console: the web console in headless Chromium via Selenium
+    chromium chromium-driver python3-selenium
+    # deploy/cluster-netns.sh and its test need ip (network namespaces)
+    iproute2
+    # tests/e2e/client_matrix.py: more real BitTorrent clients next to libtorrent
+    # (the test runs its own transmission-daemon on free ports, not the service)
+    aria2 transmission-daemon transmission-cli
+    # tests/fuzz: libFuzzer targets built with clang under ASan + UBSan
+    clang-14 libclang-rt-14-dev
+    # tests/deploy: the package (cpack, dpkg-shlibdeps, man pages from --help)
+    # and the unit (systemd-analyze)
+    dpkg-dev help2man systemd
+  )
+fi
+if [[ $mode == bench ]]; then
   packages+=(opentracker wrk)
 fi
 
@@ -87,4 +106,4 @@ if ((${#missing[@]} > 0)); then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
-fetch_promtool
+[[ $mode == run ]] || fetch_promtool
