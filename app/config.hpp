@@ -8,10 +8,22 @@
 /// Precedence: embedded defaults < config file (`--config-file=FILE`) <
 /// command line. Unlike plain CAF 0.17, which stores unknown INI keys and
 /// silently drops INI values of the wrong type, every key of the file and
-/// every option of the command line must be an option of the schema with a
-/// value of its type, and every value is range-checked before anything
-/// starts. CAF's own options are not accepted except the one the schema
-/// declares (`scheduler.max-threads`).
+/// every option of the command line must be an option of the schema (or a
+/// former name of one) with a value of its type, and every value is
+/// range-checked before anything starts. CAF's own options are not accepted
+/// except the one the schema declares (`scheduler.max-threads`).
+///
+/// The files:
+///
+///   config_schema.cpp   the sections, the option table, shortcuts, former names
+///   config_values.cpp   values as text, ranges in words, type and range checks
+///   config_load.cpp     registration with CAF, reading the command line and the
+///                       file, former names, load_config()
+///   config_resolve.cpp  effective values into each module's config struct, and
+///                       the checks between options
+///   config_texts.cpp    --version, --help, the sample file, the README table,
+///                       --dump-config, the admin API's view
+///   config_detail.hpp   what these files share and nobody else needs
 
 #include <chrono>
 #include <cstdint>
@@ -28,35 +40,37 @@
 #include <caf/timespan.hpp>
 
 #include "cluster/cluster_config.hpp"
-#include "tracker/access_list.hpp"
 #include "runtime/supervisor.hpp"
 #include "tracker/swarm_config.hpp"
 #include "admin/admin_server.hpp"
 #include "net/http/http_server.hpp"
 #include "net/probe/reachability_prober.hpp"
 #include "net/gateway.hpp"
+#include "net/node_lists.hpp"
 #include "net/udp/udp_server.hpp"
 
 namespace sk {
 
-/// Everything the daemon reads from its configuration, validated.
+/// Everything the daemon reads from its configuration, validated. Each
+/// section configures its own module; nothing here is live state (the
+/// access and ban lists start from `lists` and live in `node_lists`).
 struct daemon_settings {
+  /// The HTTP transport ([http]).
   http_server_config http;
-  /// What the gateway takes from [http] (request-timeout; lanes = I/O
-  /// threads); the rest of its settings come from [http], [udp] and [access].
-  struct {
-    std::chrono::milliseconds request_timeout{5000};
-    std::size_t lanes = 1;
-  } bridge;
+  /// `udp.enable`: serve the UDP tracker at all.
+  bool udp_enabled = true;
+  /// The UDP transport ([udp]); `bind` already falls back to http.bind.
+  udp_config udp;
+  /// The one door both transports share ([gateway]; its numwant and scrape
+  /// limits from [tracker], its trusted-address rule per transport from
+  /// http.trust-ip-param and udp.trust-ip-field).
+  gateway_config gateway;
   /// Per-swarm settings, the self-healing ones included ([tracker],
   /// [clients], [health], [allocation], remediation.history-size).
+  /// `banned_clients` stays null: main hands the swarms `node_lists::bans`.
   swarm_config swarm;
   /// The supervisor and remediation ([supervisor], [remediation]).
   supervisor_config supervisor;
-  /// `udp.enable`: serve the UDP tracker at all.
-  bool udp_enabled = true;
-  /// The UDP tracker; `bind` already falls back to http.bind.
-  udp_config udp;
   /// `probe.enable`: run the reachability prober (swarms probe only then;
   /// the per-swarm decisions are in `swarm.probe`).
   bool probe_enabled = false;
@@ -65,18 +79,22 @@ struct daemon_settings {
   /// `admin.port` != 0: run the admin API (then `admin.token` is set).
   bool admin_enabled = false;
   /// The admin API ([admin]); the token already read from token-file.
+  /// `access` stays null: main hands the admin API `node_lists::access`.
   admin_config admin;
   /// The cluster ([cluster]); off unless `cluster.port` is set (then the
   /// secret is read from secret-file, and udp.connection-id-key, when
   /// empty, is derived from it).
   cluster::cluster_config cluster;
-  /// The info_hash access list ([access]); also in `http`, `udp` and
-  /// `admin` (one shared object). Never null after a successful load.
-  std::shared_ptr<access_control> access;
+  /// What the node-wide lists start with ([access] and clients.banned, the
+  /// access file already read): main builds `node_lists` from it.
+  initial_lists lists;
   /// spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   /// How long SIGINT/SIGTERM waits for open requests before stopping.
   std::chrono::milliseconds drain_timeout{10000};
+  /// Warnings for the log once it is set up (a deprecated option name was
+  /// used), one line each.
+  std::vector<std::string> warnings;
 };
 
 namespace config {
@@ -155,6 +173,14 @@ struct alias_def {
   bool negate = false;
 };
 
+/// An option's former name, still accepted (in the file and on the command
+/// line) with a warning in the log: an option that moved to the section of
+/// the module it configures.
+struct renamed_def {
+  const char* old_key;  ///< "section.name" as it used to be
+  const char* new_key;  ///< "section.name" of the option now
+};
+
 /// The sections, in the order help, dumps and the sample file list them.
 const std::vector<section_def>& sections();
 /// Every option, grouped by section in the order of `sections()`.
@@ -165,6 +191,12 @@ const std::vector<alias_def>& aliases();
 const option_def* find_option(std::string_view key);
 /// The shortcut `name` (without "--"), or null.
 const alias_def* find_alias(std::string_view name);
+/// Every former option name.
+const std::vector<renamed_def>& renamed();
+/// The former name `old_key` ("section.name"), or null.
+const renamed_def* find_renamed(std::string_view old_key);
+/// The renamed entry whose new name is `new_key`, or null.
+const renamed_def* renamed_to(std::string_view new_key);
 
 /// A value in config-file syntax (what the CAF 0.17 parser reads back):
 /// durations in the largest exact unit ("30min", "0s"), reals always with a
@@ -176,8 +208,10 @@ std::string describe_range(const option_def& o);
 /// What a value of type `t` looks like ("an integer"), for messages.
 std::string expected_text(value_type t);
 /// Nothing when `v` has the option's type and lies in its range; otherwise
-/// one line naming the option (a secret's value is never shown).
-std::optional<std::string> check_value(const option_def& o, const caf::config_value& v);
+/// one line naming the option — as `as_key` when given (the former name the
+/// user wrote) — and never showing a secret's value.
+std::optional<std::string> check_value(const option_def& o, const caf::config_value& v,
+                                       std::string_view as_key = {});
 
 /// The project version from CMake's `project(VERSION)`.
 const char* version();

@@ -2,17 +2,20 @@
 ///
 /// Start order, and the reverse stop order on SIGINT/SIGTERM:
 ///
-///   start: config ─▶ logging ─▶ actor system ─▶ reachability prober (if
-///          probe.enable) ─▶ swarm directory (handed the prober) ─▶
+///   start: config ─▶ logging ─▶ actor system ─▶ node lists (access list,
+///          banned clients) ─▶ reachability prober (if probe.enable) ─▶
+///          swarm directory (handed the prober and the ban list) ─▶
 ///          supervisor (restarts crashed swarms, spawns remediation) ─▶
-///          network actors (bridge) ─▶ HTTP server (listeners, I/O threads)
-///          ─▶ UDP server (sockets, socket workers, helper actors) ─▶ admin
-///          API (if admin.port; last, so it reports on running parts)
-///   stop:  stop the admin API (first) ─▶ stop accepting HTTP ─▶ stop UDP (stop receiving, drain replies
-///          in flight, stop helpers and workers) ─▶ drain HTTP connections
-///          ─▶ stop I/O threads ─▶ stop network actors ─▶ stop the prober
-///          (aborts probes in flight) ─▶ stop swarms, then the supervisor and
-///          its remediation actors ─▶ actor system
+///          cluster node (if cluster.port) ─▶ gateway (handed the access
+///          list) ─▶ UDP server (sockets, socket workers) ─▶ HTTP server
+///          (listeners, I/O threads) ─▶ admin API (if admin.port; last, so
+///          it reports on running parts)
+///   stop:  stop the admin API (first) ─▶ stop accepting HTTP ─▶ stop UDP
+///          (stop receiving, drain replies in flight, stop workers) ─▶ drain
+///          HTTP connections ─▶ stop I/O threads ─▶ stop the prober (aborts
+///          probes in flight) ─▶ leave the cluster (hand swarms over) ─▶ stop
+///          swarms, then the supervisor and its remediation actors ─▶
+///          gateway ─▶ actor system
 ///
 /// Both front ends drain before any swarm stops, so every request that was
 /// read gets its answer if the swarms can give it in time. One deadline
@@ -40,6 +43,7 @@
 #include "net/http/http_server.hpp"
 #include "net/probe/reachability_prober.hpp"
 #include "net/gateway.hpp"
+#include "net/node_lists.hpp"
 #include "net/udp/udp_server.hpp"
 
 namespace {
@@ -76,6 +80,10 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     }
   } tls_guard{tls};
   caf::actor_system sys{cfg};
+  // The node-wide live lists (access list, banned clients) from what the
+  // config read; every part of the daemon that reads or changes them gets
+  // them from here.
+  sk::node_lists lists{settings.lists};
   // Before the directory: its swarms get the prober's handle at spawn.
   // Constructed only when enabled: a disabled prober starts no thread.
   std::optional<sk::reachability_prober> prober;
@@ -88,7 +96,9 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
                  settings.probe.allow_private ? ", private ranges too" : "",
                  settings.probe.allow_loopback ? ", loopback too" : "");
   }
-  sk::swarm_directory directory{sys, settings.swarm};
+  sk::swarm_config swarm_cfg = settings.swarm;
+  swarm_cfg.banned_clients = lists.bans();
+  sk::swarm_directory directory{sys, swarm_cfg};
   if (prober) directory.set_prober(prober->actor());
   // Before anything can route: every swarm is supervised from its spawn.
   directory.start_supervisor(settings.supervisor);
@@ -100,16 +110,7 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     cluster->start();
   }
   // The one door both transports hand their requests to.
-  sk::gateway_config gw_cfg;
-  gw_cfg.request_timeout = settings.bridge.request_timeout;
-  gw_cfg.retry_in_minutes = settings.http.retry_in_minutes;
-  gw_cfg.max_in_flight = settings.udp.max_in_flight;
-  gw_cfg.trust_claimed_ip[static_cast<std::size_t>(sk::transport::http)] =
-      settings.http.trust_ip_param;
-  gw_cfg.trust_claimed_ip[static_cast<std::size_t>(sk::transport::udp)] =
-      settings.udp.trust_ip_field;
-  gw_cfg.access = settings.access;
-  sk::gateway gateway{sys, directory, gw_cfg};
+  sk::gateway gateway{sys, directory, settings.gateway, lists.access()};
   // UDP starts before HTTP, so that once /health answers 200 every transport
   // is up and its start-up line is written (tests and load balancers rely on
   // /health meaning "fully started").
@@ -142,8 +143,9 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     sk::admin_node_info info;
     info.version = SWARMKEEPER_VERSION;
     info.config = sk::redacted_config(cfg);
-    admin.emplace(sys, directory, settings.admin, std::move(info), udp ? &*udp : nullptr,
-                  &server);
+    sk::admin_config admin_cfg = settings.admin;
+    admin_cfg.access = lists.access();
+    admin.emplace(sys, directory, admin_cfg, std::move(info), udp ? &*udp : nullptr, &server);
     admin->start();  // logs its address once, at info
   }
 
@@ -153,21 +155,21 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   for (;;) {
     if (sigwait(&stop_signals, &sig) != 0) continue;
     if (sig != SIGHUP) break;
-    if (!settings.access || settings.access->file().empty()) {
+    sk::access_control& access = *lists.access();
+    if (access.file().empty()) {
       spdlog::info("SIGHUP: no access file configured (access.file), nothing to reload");
       continue;
     }
-    const auto r = settings.access->reload();
+    const auto r = access.reload();
     if (r.ok) {
       // As after a deny: live swarms of torrents the new list refuses end
       // (their peers are dropped, any remediation stops).
       std::size_t ended = 0;
       for (const auto& [hash, actor] : directory.snapshot())
-        if (!settings.access->allowed(hash) && directory.end_swarm(hash)) ++ended;
+        if (!access.allowed(hash) && directory.end_swarm(hash)) ++ended;
       spdlog::info("SIGHUP: access list reloaded ({} hashes, mode {}); {} swarms of refused "
                    "torrents ended",
-                   settings.access->snapshot()->size(), sk::to_string(settings.access->mode()),
-                   ended);
+                   access.snapshot()->size(), sk::to_string(access.mode()), ended);
     } else
       spdlog::error("SIGHUP: access list not reloaded, the old list stays: {}", r.error);
   }
@@ -229,6 +231,7 @@ int main(int argc, char** argv) {
       return exit_config_error;
   }
   setup_logging(settings.log_level);
+  for (const auto& w : settings.warnings) spdlog::warn("config: {}", w);
   sk::register_message_types(cfg);
   try {
     return run(cfg, settings, stop_signals);

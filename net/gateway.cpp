@@ -34,6 +34,8 @@ std::string gateway_config::validate() const {
   if (request_timeout.count() <= 0) return "request timeout must be positive";
   if (max_in_flight == 0) return "max in flight must be at least 1";
   if (retry_in_minutes < 1) return "retry in must be at least 1 minute";
+  if (max_numwant < 0) return "max numwant must not be negative";
+  if (max_scrape_hashes == 0) return "max scrape hashes must be at least 1";
   return {};
 }
 
@@ -119,10 +121,13 @@ struct gateway_lane {
 };
 
 struct gateway::state {
-  state(swarm_locator& l, gateway_config c) : locator(l), cfg(std::move(c)) {}
+  state(swarm_locator& l, gateway_config c, std::shared_ptr<access_control> a)
+      : locator(l), cfg(std::move(c)), access(std::move(a)) {}
 
   swarm_locator& locator;
   const gateway_config cfg;
+  /// The node's access list (null: every hash is served).
+  const std::shared_ptr<access_control> access;
   /// Stable addresses: lanes are added before traffic, never removed.
   std::deque<gateway_lane> lanes;
   std::array<atomic_counters, transport_count> counters;
@@ -327,13 +332,15 @@ void gateway_detail::dispatch_announce(state_ptr st, std::shared_ptr<announce_re
   if (!routed) refuse_from_swarm(*st, *r, gateway_refusal::swarm_unavailable);
 }
 
-gateway::gateway(caf::actor_system& sys, swarm_directory& dir, gateway_config cfg)
+gateway::gateway(caf::actor_system& sys, swarm_directory& dir, gateway_config cfg,
+                 std::shared_ptr<access_control> access)
     : own_locator_(std::make_unique<directory_locator>(dir)), sys_(sys) {
-  state_ = std::make_shared<state>(*own_locator_, std::move(cfg));
+  state_ = std::make_shared<state>(*own_locator_, std::move(cfg), std::move(access));
 }
 
-gateway::gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config cfg)
-    : state_(std::make_shared<state>(locator, std::move(cfg))), sys_(sys) {}
+gateway::gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config cfg,
+                 std::shared_ptr<access_control> access)
+    : state_(std::make_shared<state>(locator, std::move(cfg), std::move(access))), sys_(sys) {}
 
 gateway::~gateway() {
   for (auto& l : state_->lanes) l.gate.close();
@@ -368,6 +375,8 @@ std::size_t gateway::lanes() const noexcept { return state_->lanes.size(); }
 
 const gateway_config& gateway::config() const noexcept { return state_->cfg; }
 
+const std::shared_ptr<access_control>& gateway::access() const noexcept { return state_->access; }
+
 void gateway::announce(std::size_t lane, transport via, announce_request&& request,
                        const ip_address& source, bool own_family_only,
                        std::shared_ptr<announce_reply> reply) {
@@ -375,10 +384,10 @@ void gateway::announce(std::size_t lane, transport via, announce_request&& reque
   auto& c = st.count(via);
   // Before routing: a refused hash never reaches the directory, so it never
   // spawns a swarm. Mode off: one relaxed load.
-  if (st.cfg.access && !st.cfg.access->allowed(request.hash)) {
+  if (st.access && !st.access->allowed(request.hash)) {
     bump(c.denied_announces);
-    (via == transport::udp ? st.cfg.access->refused_udp_announces
-                           : st.cfg.access->refused_http_announces)
+    (via == transport::udp ? st.access->refused_udp_announces
+                           : st.access->refused_http_announces)
         .fetch_add(1, std::memory_order_relaxed);
     reply->via_ = via;
     reply->settled_.store(true, std::memory_order_relaxed);
@@ -411,11 +420,11 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
   if (st.gate.enter()) {
     for (std::size_t i = 0; i < hashes.size(); ++i) {
       // A hash the access list refuses is answered as not served.
-      if (st.cfg.access && !st.cfg.access->allowed(hashes[i])) {
+      if (st.access && !st.access->allowed(hashes[i])) {
         f->answers[i].served = false;
         bump(st.count(via).denied_scrape_hashes);
-        (via == transport::udp ? st.cfg.access->refused_udp_scrapes
-                               : st.cfg.access->refused_http_scrapes)
+        (via == transport::udp ? st.access->refused_udp_scrapes
+                               : st.access->refused_http_scrapes)
             .fetch_add(1, std::memory_order_relaxed);
         continue;
       }

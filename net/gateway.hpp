@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -128,8 +129,11 @@ class swarm_locator {
   virtual caf::actor find(const info_hash& h) = 0;
 };
 
-/// Settings of the gateway (what used to be spread over the HTTP and UDP
-/// sections).
+/// Settings of the gateway: everything about a request that does not
+/// depend on the transport it came in on (section `[gateway]` of the config,
+/// the numwant and scrape limits of `[tracker]`, and each transport's
+/// trusted-address switch). The access list is live state, not a setting:
+/// it is handed to the gateway's constructor.
 struct gateway_config {
   /// How long a request may wait for its swarm before it is answered with
   /// `timeout`. Checked by `sweep`, so a request fails between this and
@@ -137,15 +141,29 @@ struct gateway_config {
   std::chrono::milliseconds request_timeout{5000};
   /// BEP 31 `retry in` minutes sent with a retryable refusal.
   std::int64_t retry_in_minutes = 1;
-  /// Requests one lane may have waiting for swarms; more are `overloaded`.
+  /// Requests one lane (an HTTP I/O thread, a UDP socket worker) may have
+  /// waiting for swarms; more are `overloaded`.
   std::size_t max_in_flight = 4096;
   /// Per transport: believe the address a client claims for itself (HTTP's
   /// `ip` parameter, the UDP announce's IPv4 field). Off by default: a
   /// client naming any address could point a swarm at a victim.
   std::array<bool, transport_count> trust_claimed_ip{};
-  /// The node's info_hash access list (null: every hash is served). Checked
-  /// before routing, so a refused hash never spawns a swarm.
-  std::shared_ptr<access_control> access;
+  /// Largest numwant a parser passes on; larger values are clamped to it.
+  std::int32_t max_numwant = 50;
+  /// Most info_hash values in one scrape; more is a parse error.
+  std::size_t max_scrape_hashes = 74;
+
+  /// The parser limits of a transport whose own length limit (HTTP query,
+  /// UDP URL data) is `max_length`: the numwant and scrape limits above, so
+  /// both transports refuse the same requests, each with its parser's own
+  /// error.
+  query_limits parse_limits(std::size_t max_length) const noexcept {
+    query_limits l;
+    l.max_numwant = max_numwant;
+    l.max_scrape_hashes = max_scrape_hashes;
+    l.max_query_length = max_length;
+    return l;
+  }
 
   /// Empty when usable, else one sentence naming the first bad field.
   std::string validate() const;
@@ -217,9 +235,13 @@ class scrape_reply : public gateway_request {
 /// The gateway. Construct before the transports and destroy after them.
 class gateway {
  public:
-  /// `dir` (or `locator`) and `sys` must outlive the gateway.
-  gateway(caf::actor_system& sys, swarm_directory& dir, gateway_config cfg);
-  gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config cfg);
+  /// `dir` (or `locator`) and `sys` must outlive the gateway. `access` is
+  /// the node's info_hash access list (null: every hash is served), checked
+  /// before routing, so a refused hash never spawns a swarm.
+  gateway(caf::actor_system& sys, swarm_directory& dir, gateway_config cfg,
+          std::shared_ptr<access_control> access = nullptr);
+  gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config cfg,
+          std::shared_ptr<access_control> access = nullptr);
   /// Closes every lane; tickets still in swarm mailboxes never touch the
   /// locator afterwards.
   ~gateway();
@@ -264,6 +286,8 @@ class gateway {
 
   gateway_counters counters(transport via) const noexcept;
   const gateway_config& config() const noexcept;
+  /// The access list the gateway checks (null: none).
+  const std::shared_ptr<access_control>& access() const noexcept;
 
   /// Implementation (gateway.cpp); public so its helpers can name it.
   struct state;

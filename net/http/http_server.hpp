@@ -39,7 +39,6 @@
 namespace sk {
 
 class gateway;
-class access_control;
 
 /// What became of one HTTP tracker request (`/metrics`).
 enum class http_outcome : std::uint8_t {
@@ -63,7 +62,11 @@ struct http_counters {
   std::uint64_t by_outcome[http_outcome_count] = {};
 };
 
-/// Everything the HTTP server needs to know; validated by app/ before use.
+/// What the HTTP transport itself does: listening, threads, HTTP parsing
+/// limits and deadlines, forwarding headers (section `[http]` of the config).
+/// What every transport shares (request deadline, admission, refusals, the
+/// `ip` parameter rule, numwant and scrape limits, the access list) is the
+/// gateway's (net/gateway.hpp). Validated by app/ before use.
 struct http_server_config {
   /// Addresses to listen on. Empty: `0.0.0.0` and `::` (the latter IPv6
   /// only, so both families are served by their own socket).
@@ -76,6 +79,9 @@ struct http_server_config {
   std::size_t max_url_length = 8192;
   /// Largest header block (request line and target excluded); larger gets 431.
   std::size_t max_header_bytes = 8192;
+  /// Longest announce/scrape query string the parser accepts (a bencoded
+  /// failure beyond); the parser's other limits are the gateway's.
+  std::size_t max_query_length = 6144;
   /// Deadline for reading one request (and for an idle keep-alive
   /// connection to send its next one).
   std::chrono::milliseconds read_timeout{15000};
@@ -87,17 +93,9 @@ struct http_server_config {
   /// Connections served at once; further connections are accepted and closed
   /// at once (keeps file descriptors and memory bounded).
   std::size_t max_connections = 10000;
-  /// Peers whose forwarding headers are believed.
+  /// Peers whose forwarding headers (X-Forwarded-For, X-Real-IP) are
+  /// believed; see client_address.hpp.
   trusted_proxies proxies;
-  /// Believe the announce `ip` parameter (off by default; see client_address.hpp).
-  bool trust_ip_param = false;
-  /// Query parser limits (numwant cap, scrape hashes, query length).
-  query_limits limits;
-  /// BEP 31 `retry in` (minutes) sent with failures that retrying can fix.
-  std::int64_t retry_in_minutes = 1;
-  /// The node's info_hash access list (null: every hash is served). Checked
-  /// before routing: a refused announce never reaches a swarm.
-  std::shared_ptr<access_control> access;
 };
 
 /// The HTTP server. Not copyable; all member functions are called from one
@@ -105,7 +103,7 @@ struct http_server_config {
 class http_server {
  public:
   /// Serves through `gw` (the daemon's one gateway), which must outlive
-  /// the server.
+  /// the server; the parser's numwant and scrape limits are the gateway's.
   http_server(const http_server_config& cfg, gateway& gw);
   ~http_server();
   http_server(const http_server&) = delete;

@@ -7,7 +7,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-#include "tracker/access_list.hpp"
 #include "protocol/reply.hpp"
 
 namespace sk {
@@ -409,7 +408,7 @@ void http_session::handle_request(std::size_t header_bytes) {
 
 void http_session::handle_announce(slot& s, std::string_view query) {
   announce_request ar;
-  const query_error err = parse_announce_query(query, ctx_.cfg.limits, ar);
+  const query_error err = parse_announce_query(query, ctx_.limits, ar);
   if (err != query_error::ok) {
     count(http_outcome::bad_request);
     finish_failure(s, failure_text(err), false);
@@ -444,7 +443,7 @@ void http_session::handle_announce(slot& s, std::string_view query) {
 
 void http_session::handle_scrape(slot& s, std::string_view query) {
   std::vector<info_hash> hashes;
-  const query_error err = parse_scrape_query(query, ctx_.cfg.limits, hashes);
+  const query_error err = parse_scrape_query(query, ctx_.limits, hashes);
   if (err != query_error::ok) {
     count(http_outcome::bad_request);
     finish_failure(s, failure_text(err), false);
@@ -478,7 +477,7 @@ void http_session::finish_slot(slot& s, http_status status, std::string_view bod
 void http_session::finish_failure(slot& s, std::string_view reason, bool retryable) {
   body_.clear();
   encode_failure(body_, reason,
-                 retryable ? std::optional<std::int64_t>{ctx_.cfg.retry_in_minutes} : std::nullopt);
+                 retryable ? std::optional<std::int64_t>{ctx_.gw.config().retry_in_minutes} : std::nullopt);
   finish_slot(s, http_status::ok, body_);
 }
 

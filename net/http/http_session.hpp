@@ -122,10 +122,13 @@ class http_lane {
 
 /// State shared by the server and all its sessions.
 struct http_context {
-  http_context(const http_server_config& c, gateway& g) : cfg(c), gw(g) {}
+  http_context(const http_server_config& c, gateway& g)
+      : cfg(c), gw(g), limits(g.config().parse_limits(c.max_query_length)) {}
 
   const http_server_config cfg;
   gateway& gw;
+  /// The query parser's limits: the gateway's, with this transport's length.
+  const query_limits limits;
   /// One per I/O thread, set up by the server before any session exists.
   std::vector<std::unique_ptr<http_lane>> lanes;
   /// False once the server stops accepting: /health answers 503.

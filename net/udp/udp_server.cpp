@@ -48,6 +48,7 @@ struct udp_server::shared_state {
                   : clock_function([] { return std::chrono::steady_clock::now(); })),
         ids(connection_id_issuer::from_config(c.connection_id_key)),
         gw(g),
+        limits(g.config().parse_limits(c.max_url_data)),
         first_lane(g.add_lanes(c.workers)) {
     for (std::size_t k = 0; k < c.workers; ++k) {
       outboxes.push_back(std::make_unique<udp_detail::reply_outbox>());
@@ -59,6 +60,9 @@ struct udp_server::shared_state {
   const connection_id_issuer ids;
   /// The one door to the swarms; worker k is its lane `first_lane + k`.
   gateway& gw;
+  /// The packet parser's limits: the gateway's, with this transport's
+  /// URL-data length.
+  const query_limits limits;
   const std::size_t first_lane;
 
   /// Sections that may send. stop() closes it once its drain deadline
@@ -558,7 +562,7 @@ struct udp_server::worker {
     }
     const auto now = shared->clock();
     const udp_parse_result r =
-        accept_udp_request(packet, shared->cfg.limits, shared->ids, client, now, request);
+        accept_udp_request(packet, shared->limits, shared->ids, client, now, request);
     switch (r.disposition) {
       case udp_disposition::drop:
         bump(shared->dropped_malformed);
@@ -633,12 +637,6 @@ std::string udp_config::validate() const {
   if (workers == 0 || workers > 256) {
     return "udp.workers must be between 1 and 256";
   }
-  if (max_in_flight == 0) {
-    return "udp.max-in-flight must be at least 1";
-  }
-  if (request_timeout.count() <= 0) {
-    return "udp.request-timeout must be positive";
-  }
   if (!bind.empty()) {
     boost::system::error_code ec;
     asio::ip::make_address(bind, ec);
@@ -652,31 +650,20 @@ std::string udp_config::validate() const {
       return "udp.connection-id-key must be exactly 32 hex digits (or empty for a random key)";
     }
   }
-  if (limits.max_scrape_hashes == 0) {
-    return "udp limits: max_scrape_hashes must be at least 1";
-  }
-  if (limits.max_numwant < 0) {
-    return "udp limits: max_numwant must not be negative";
-  }
   return {};
 }
 
-gateway_config udp_server::gateway_config_of(const udp_config& cfg) {
-  gateway_config g;
-  g.request_timeout = cfg.request_timeout;
-  g.max_in_flight = cfg.max_in_flight;
-  g.trust_claimed_ip[static_cast<std::size_t>(transport::udp)] = cfg.trust_ip_field;
-  g.access = cfg.access;
-  return g;
-}
-
 udp_server::udp_server(caf::actor_system& sys, swarm_directory& dir, const udp_config& cfg,
+                       const gateway_config& gw_cfg, std::shared_ptr<access_control> access,
                        clock_function clock)
     : sys_(sys) {
   if (auto problem = cfg.validate(); !problem.empty()) {
     throw std::invalid_argument(problem);
   }
-  own_gateway_ = std::make_unique<gateway>(sys, dir, gateway_config_of(cfg));
+  if (auto problem = gw_cfg.validate(); !problem.empty()) {
+    throw std::invalid_argument(problem);
+  }
+  own_gateway_ = std::make_unique<gateway>(sys, dir, gw_cfg, std::move(access));
   shared_ = std::make_shared<shared_state>(cfg, std::move(clock), *own_gateway_);
 }
 

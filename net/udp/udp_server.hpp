@@ -51,7 +51,11 @@ namespace sk {
 class swarm_directory;
 class access_control;
 
-/// Settings of the UDP server (section `udp` of the config).
+/// What the UDP transport itself does: sockets, workers, connection ids,
+/// the URL-data limit of its parser (section `[udp]` of the config). What
+/// every transport shares (request deadline, admission, the claimed-address
+/// rule, numwant and scrape limits, the access list) is the gateway's
+/// (net/gateway.hpp).
 struct udp_config {
   /// Port for IPv4 and IPv6. 0 picks a free port (tests); see
   /// `udp_server::port()`.
@@ -61,26 +65,14 @@ struct udp_config {
   /// address: listen on that address only.
   std::string bind;
   /// Socket workers: each has its own thread and its own socket per family
-  /// (SO_REUSEPORT, so the kernel spreads clients over them).
+  /// (SO_REUSEPORT, so the kernel spreads clients over them), and is one
+  /// lane of the gateway.
   std::size_t workers = 1;
-  /// Announces and scrapes one worker may have waiting for swarms; more are
-  /// dropped and counted (`dropped_overload`).
-  std::size_t max_in_flight = 4096;
   /// 32 hex digits shared by a cluster, or empty for a random key per process.
   std::string connection_id_key;
-  /// Honour the announce's IPv4 `ip` field. Off by default: a client naming
-  /// any address could point a swarm at a victim.
-  bool trust_ip_field = false;
-  /// How long a swarm may take to answer before the client gets an error
-  /// packet ("try again").
-  std::chrono::milliseconds request_timeout{5000};
-  /// Parser limits (numwant cap, hashes per scrape).
-  query_limits limits;
-  /// The node's info_hash access list (null: every hash is served). Checked
-  /// on the worker before routing: a refused announce gets an error packet
-  /// and never reaches the directory; refused hashes of a scrape count zero
-  /// (a BEP 15 scrape reply is positional, nothing can be left out).
-  std::shared_ptr<access_control> access;
+  /// Most BEP 41 URL data bytes kept of one announce (the parser's length
+  /// limit; its other limits are the gateway's).
+  std::size_t max_url_data = 6144;
 
   /// Empty when usable, otherwise one sentence naming the first bad field.
   std::string validate() const;
@@ -102,7 +94,7 @@ struct udp_counters {
   std::uint64_t rerouted = 0;  ///< announces routed again (the gateway's count for UDP)
   std::uint64_t dropped_malformed = 0;  ///< parser said drop (no transaction id, ...)
   std::uint64_t dropped_source_port_zero = 0;  ///< source port 0: nowhere to answer
-  std::uint64_t dropped_overload = 0;          ///< over `max_in_flight`
+  std::uint64_t dropped_overload = 0;          ///< over the gateway's `max_in_flight`
   std::uint64_t dropped_send_failed = 0;       ///< send_to failed (buffer full, unreachable)
   std::uint64_t dropped_shutdown = 0;          ///< in flight at stop()'s drain deadline
 
@@ -121,12 +113,14 @@ class udp_server {
   using clock_function = std::function<std::chrono::steady_clock::time_point()>;
 
   /// Serves through `gw` (the daemon's one gateway, shared with HTTP), which
-  /// must outlive the server. Throws `std::invalid_argument` with
-  /// `cfg.validate()`'s message (or a malformed key).
+  /// must outlive the server; the parser's numwant and scrape limits are the
+  /// gateway's. Throws `std::invalid_argument` with `cfg.validate()`'s
+  /// message.
   udp_server(caf::actor_system& sys, gateway& gw, const udp_config& cfg, clock_function clock = {});
-  /// The same with a gateway of its own to `dir` (built from `cfg`'s
-  /// timeout, admission, trusted-address and access settings): tests.
+  /// The same with a gateway of its own to `dir`, built from `gw_cfg` and
+  /// `access`: tests.
   udp_server(caf::actor_system& sys, swarm_directory& dir, const udp_config& cfg,
+             const gateway_config& gw_cfg, std::shared_ptr<access_control> access = nullptr,
              clock_function clock = {});
   /// Calls `stop()`.
   ~udp_server();
@@ -163,9 +157,6 @@ class udp_server {
   struct worker;
 
  private:
-  /// `cfg`'s gateway settings (see the second constructor).
-  static gateway_config gateway_config_of(const udp_config& cfg);
-
   caf::actor_system& sys_;
   std::unique_ptr<gateway> own_gateway_;
   /// Shared with every request in flight (tickets may outlive the server

@@ -243,7 +243,7 @@ TEST(ConfigLoad, DefaultsLoad) {
   EXPECT_TRUE(s.http.bind_addresses.empty());
   EXPECT_GE(s.http.io_threads, 1u);
   EXPECT_EQ(s.http.max_pipeline, 16u);
-  EXPECT_EQ(s.bridge.request_timeout, std::chrono::milliseconds{5000});
+  EXPECT_EQ(s.gateway.request_timeout, std::chrono::milliseconds{5000});
   EXPECT_TRUE(s.udp_enabled);
   EXPECT_EQ(s.udp.port, 6969);
   EXPECT_EQ(s.udp.workers, 1u);
@@ -255,8 +255,12 @@ TEST(ConfigLoad, DefaultsLoad) {
   EXPECT_FALSE(s.admin_enabled);
   EXPECT_EQ(s.admin.bind, "127.0.0.1");
   EXPECT_FALSE(s.cluster.enabled());
-  ASSERT_NE(s.access, nullptr);
-  EXPECT_EQ(s.access->mode(), access_mode::off);
+  EXPECT_EQ(s.lists.mode, access_mode::off);
+  EXPECT_EQ(s.lists.access.size(), 0u);
+  EXPECT_EQ(s.lists.bans.size(), 0u);
+  EXPECT_EQ(s.swarm.banned_clients, nullptr) << "live state is node_lists', not a setting";
+  EXPECT_EQ(s.admin.access, nullptr) << "live state is node_lists', not a setting";
+  EXPECT_TRUE(s.warnings.empty());
   EXPECT_EQ(s.log_level, "info");
   EXPECT_EQ(s.drain_timeout, std::chrono::milliseconds{10000});
   // scheduler.max-threads=0 hands CAF a real thread count.
@@ -323,7 +327,7 @@ TEST(ConfigLoad, AcceptedValuesReachTheSettings) {
   EXPECT_EQ(r.settings.swarm.default_policy, policy_kind::random);
   EXPECT_DOUBLE_EQ(r.settings.swarm.health.min_seeder_ratio, 1000.0);
   EXPECT_EQ(r.settings.cluster.rebalance_period, std::chrono::milliseconds{0});
-  EXPECT_EQ(r.settings.access->mode(), access_mode::deny);
+  EXPECT_EQ(r.settings.lists.mode, access_mode::deny);
   EXPECT_EQ(r.settings.log_level, "off");
   EXPECT_EQ(caf::get_or(r.cfg->content, "scheduler.max-threads", std::int64_t{0}), 3);
 }

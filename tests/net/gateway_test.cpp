@@ -262,10 +262,10 @@ TEST_F(Gateway, TheClaimedAddressIsBelievedOnlyWhereTrusted) {
 TEST_F(Gateway, TheAccessListRefusesBeforeRouting) {
   access_list denied;
   denied.add(hash_of('x'));
-  gateway_config c;
-  c.access = std::make_shared<access_control>(access_mode::deny, "", denied);
+  const auto access = std::make_shared<access_control>(access_mode::deny, "", denied);
   locator_.table[hash_of('a')] = sys_.spawn(answering_swarm, 4);
-  gateway gw{sys_, locator_, c};
+  gateway gw{sys_, locator_, gateway_config{}, access};
+  EXPECT_EQ(gw.access(), access);
   const auto lane = gw.add_lanes(1);
   gw.announce(lane, transport::http, request('x'), source_, false, announce_reply_());
   gw.flush(lane);
@@ -275,7 +275,7 @@ TEST_F(Gateway, TheAccessListRefusesBeforeRouting) {
   EXPECT_EQ(o.retry_in, 0) << "a refused torrent stays refused: no retry in";
   EXPECT_EQ(locator_.routes, 0) << "a refused hash never reaches the directory";
   EXPECT_EQ(gw.counters(transport::http).denied_announces, 1u);
-  EXPECT_EQ(c.access->refused_http_announces.load(), 1u);
+  EXPECT_EQ(access->refused_http_announces.load(), 1u);
   EXPECT_EQ(refusal_text(gateway_refusal::denied), "torrent not allowed on this tracker");
 
   // A scrape answers every hash in order (duplicates kept); refused ones
@@ -291,7 +291,7 @@ TEST_F(Gateway, TheAccessListRefusesBeforeRouting) {
   EXPECT_EQ(o.answers[1].hash, hash_of('x'));
   EXPECT_EQ(o.answers[2].stats.complete, 4);
   EXPECT_EQ(locator_.finds, 2);
-  EXPECT_EQ(c.access->refused_udp_scrapes.load(), 1u);
+  EXPECT_EQ(access->refused_udp_scrapes.load(), 1u);
 }
 
 TEST(GatewayTexts, RetryableRefusalsFitInTheSmallestRequestsErrorPacket) {

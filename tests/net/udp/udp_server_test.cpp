@@ -252,12 +252,18 @@ class udp_server_test : public ::testing::Test {
     udp_config c;
     c.port = 0;
     c.connection_id_key = test_key;
-    c.request_timeout = 3000ms;
     return c;
   }
 
-  void start(const udp_config& c = base_config()) {
-    server_ = std::make_unique<udp_server>(*sys_, *dir_, c, [this] { return now(); });
+  /// The gateway the server gets of its own (the daemon shares one with HTTP).
+  static gateway_config base_gateway() {
+    gateway_config g;
+    g.request_timeout = 3000ms;
+    return g;
+  }
+
+  void start(const udp_config& c = base_config(), const gateway_config& g = base_gateway()) {
+    server_ = std::make_unique<udp_server>(*sys_, *dir_, c, g, nullptr, [this] { return now(); });
     server_->start();
     ASSERT_NE(server_->port(), 0);
   }
@@ -335,12 +341,6 @@ TEST(udp_config_test, validate_names_the_bad_field) {
   c.workers = 0;
   EXPECT_NE(c.validate().find("udp.workers"), std::string::npos);
   c = ok;
-  c.max_in_flight = 0;
-  EXPECT_NE(c.validate().find("udp.max-in-flight"), std::string::npos);
-  c = ok;
-  c.request_timeout = 0ms;
-  EXPECT_NE(c.validate().find("udp.request-timeout"), std::string::npos);
-  c = ok;
   c.bind = "localhost";
   EXPECT_NE(c.validate().find("udp.bind"), std::string::npos);
   c.bind = "::1";
@@ -355,7 +355,10 @@ TEST(udp_config_test, validate_names_the_bad_field) {
 TEST_F(udp_server_test, invalid_config_throws_at_construction) {
   udp_config c = base_config();
   c.workers = 0;
-  EXPECT_THROW(udp_server(*sys_, *dir_, c), std::invalid_argument);
+  EXPECT_THROW(udp_server(*sys_, *dir_, c, base_gateway()), std::invalid_argument);
+  gateway_config g = base_gateway();
+  g.max_in_flight = 0;
+  EXPECT_THROW(udp_server(*sys_, *dir_, base_config(), g), std::invalid_argument);
 }
 
 TEST_F(udp_server_test, connect_returns_an_id_bound_to_the_source) {
@@ -553,9 +556,9 @@ TEST_F(udp_server_test, ip_field_is_ignored_unless_trusted) {
 }
 
 TEST_F(udp_server_test, ip_field_is_honoured_when_trusted) {
-  udp_config c = base_config();
-  c.trust_ip_field = true;
-  start(c);
+  gateway_config g = base_gateway();
+  g.trust_claimed_ip[static_cast<std::size_t>(transport::udp)] = true;
+  start(base_config(), g);
   client proxy(false, port());
   client other(false, port());
   announce_request claim = make_announce(hash_of(8), 1, 7100, 1);
@@ -617,7 +620,7 @@ TEST_F(udp_server_test, hostile_packets_get_the_parser_disposition_and_no_crash)
   std::vector<bool> answered;  // per packet: an error reply is due
   udp_request scratch;
   for (const auto& p : packets) {
-    const auto r = accept_udp_request(p, udp_config{}.limits, ids, me, now(), scratch);
+    const auto r = accept_udp_request(p, gateway_config{}.parse_limits(udp_config{}.max_url_data), ids, me, now(), scratch);
     answered.push_back(r.disposition == udp_disposition::reply_error);
     switch (r.disposition) {
       case udp_disposition::drop:
@@ -694,9 +697,9 @@ TEST_F(udp_server_test, several_workers_share_the_port) {
 }
 
 TEST_F(udp_server_test, every_request_is_answered_or_counted_under_a_small_window) {
-  udp_config cfg = base_config();
-  cfg.max_in_flight = 1;
-  start(cfg);
+  gateway_config g = base_gateway();
+  g.max_in_flight = 1;
+  start(base_config(), g);
   client c(false, port());
   const connection_id id = connect(c);
   constexpr int burst = 100;
@@ -757,9 +760,9 @@ TEST_F(udp_server_test, stop_drains_requests_in_flight_and_stops_receiving) {
 }
 
 TEST_F(udp_server_test, requests_beyond_the_in_flight_window_are_dropped_and_counted) {
-  udp_config cfg = base_config();
-  cfg.max_in_flight = 2;
-  start(cfg);
+  gateway_config g = base_gateway();
+  g.max_in_flight = 2;
+  start(base_config(), g);
   client c(false, port());
   const connection_id id = connect(c);
   scheduler_blocker blocker(*sys_);
@@ -835,9 +838,9 @@ namespace sk {
 namespace {
 
 TEST_F(udp_server_test, a_swarm_that_does_not_answer_in_time_gets_timed_out_retry_later) {
-  udp_config cfg = base_config();
-  cfg.request_timeout = 200ms;
-  start(cfg);
+  gateway_config g = base_gateway();
+  g.request_timeout = 200ms;
+  start(base_config(), g);
   client c(false, port());
   const connection_id id = connect(c);
   // Nothing in CAF can run: the swarm never sees the announce in time.
