@@ -34,7 +34,6 @@
 
 #include "net/client_address.hpp"
 #include "net/latency_histogram.hpp"
-#include "protocol/announce.hpp"
 
 namespace sk {
 

@@ -44,7 +44,6 @@
 
 #include "net/gateway.hpp"
 #include "net/latency_histogram.hpp"
-#include "protocol/announce.hpp"
 
 namespace sk {
 
