@@ -1,17 +1,19 @@
 #pragma once
 /// The admin HTTP API: a small Beast HTTP/1.1 server on its own port
 /// (loopback by default, bearer token required) answering JSON about the
-/// node, its swarms, remediations and supervisor events, two actions (set a
-/// swarm's policy, restart a swarm actor) and `/metrics` (Prometheus text
-/// format 0.0.4).
+/// node, its swarms, remediations and supervisor events, the operator's
+/// actions (policy, restart, move, remediation, bans, access list) and
+/// `/metrics` (Prometheus text format 0.0.4).
 ///
 ///   I/O thread (one io_context)                 CAF scheduler threads
 ///   ────────────────────────────                ─────────────────────
-///   accept ─▶ session: read one request
+///   accept ─▶ session: read one request         (admin/admin_transport.hpp)
 ///     limits (URL 414, headers 431, body 413), parse errors 400
-///     token (constant time) ─ wrong/missing ─▶ 401
+///     token (constant time) ─ wrong/missing ─▶ 401   (admin/admin_auth.hpp)
 ///     job{method, target, body} ── anon_send ──▶ admin actor (hidden,
-///                                                event-based): routes, asks
+///                                                event-based): the routing
+///                                                table (admin/admin_routes.cpp)
+///                                                picks a handler, which asks
 ///                                                directory / swarms /
 ///                                                supervisor with
 ///                                                request(...).then(...),
@@ -111,9 +113,5 @@ class admin_server {
  private:
   std::unique_ptr<impl> impl_;
 };
-
-/// Compares two strings in time that depends only on their lengths (never
-/// on where they first differ). Exposed for tests.
-bool constant_time_equal(const std::string& a, const std::string& b) noexcept;
 
 }  // namespace sk

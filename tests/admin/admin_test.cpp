@@ -17,6 +17,7 @@
 
 #include "admin_client.hpp"
 #include "harness.hpp"
+#include "admin/admin_auth.hpp"
 #include "admin/admin_server.hpp"
 
 namespace sk::test {
