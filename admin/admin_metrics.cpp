@@ -73,21 +73,13 @@ void announce_latency(exposition& m, const admin_state& sh) {
 
 // -- transports -----------------------------------------------------------------
 
-/// The UDP server's own families.
+/// What only the UDP server counts: datagrams read, and those dropped
+/// without a reply (its answered requests are in tracker_requests).
 void udp_datagrams(exposition& m, const admin_state& sh) {
   if (sh.udp == nullptr) return;
   const auto c = sh.udp->counters();
-  auto requests = m.add("swarmkeeper_udp_requests_total", mt::counter,
-                        "UDP tracker requests answered, by outcome.");
-  requests.sample(label("outcome", "connect"), double(c.connects));
-  requests.sample(label("outcome", "announce"), double(c.announces));
-  requests.sample(label("outcome", "scrape"), double(c.scrapes));
-  requests.sample(label("outcome", "error"), double(c.error_replies));
   m.add("swarmkeeper_udp_datagrams_received_total", mt::counter, "UDP datagrams read.")
       .sample("", double(c.received));
-  m.add("swarmkeeper_udp_swarm_failures_total", mt::counter,
-        "UDP requests whose swarm timed out or was unavailable.")
-      .sample("", double(c.swarm_failures));
   auto f = m.add("swarmkeeper_udp_dropped_total", mt::counter,
                  "UDP datagrams dropped without a reply, by reason.");
   const std::pair<const char*, std::uint64_t> dropped[] = {
