@@ -39,6 +39,7 @@
 #include "runtime/directory.hpp"
 #include "runtime/messages.hpp"
 #include "app/config.hpp"
+#include "app/sd_notify.hpp"
 #include "admin/admin_server.hpp"
 #include "net/http/http_server.hpp"
 #include "net/probe/reachability_prober.hpp"
@@ -65,6 +66,26 @@ std::string join(const std::vector<std::string>& xs) {
   std::string out;
   for (const auto& x : xs) out += (out.empty() ? "" : ", ") + x;
   return out;
+}
+
+/// SIGHUP: re-reads the access list file; on success, live swarms of
+/// torrents the new list refuses end (their peers are dropped, any
+/// remediation stops), as after a deny. A bad file keeps the old list.
+void reload_access_list(sk::access_control& access, sk::swarm_directory& directory) {
+  if (access.file().empty()) {
+    spdlog::info("SIGHUP: no access file configured (access.file), nothing to reload");
+    return;
+  }
+  const auto r = access.reload();
+  if (!r.ok) {
+    spdlog::error("SIGHUP: access list not reloaded, the old list stays: {}", r.error);
+    return;
+  }
+  std::size_t ended = 0;
+  for (const auto& [hash, actor] : directory.snapshot())
+    if (!access.allowed(hash) && directory.end_swarm(hash)) ++ended;
+  spdlog::info("SIGHUP: access list reloaded ({} hashes, mode {}); {} swarms of refused torrents ended",
+               access.snapshot()->size(), sk::to_string(access.mode()), ended);
 }
 
 int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
@@ -149,30 +170,21 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     admin->start();  // logs its address once, at info
   }
 
+  // Every listener is bound: tell the service manager (Type=notify).
+  const std::string ready_status = "serving HTTP on " + join(server.local_endpoints());
+  sk::sd::notify_ready(ready_status);
+
   // SIGHUP re-reads the access list (access.file); a bad file keeps the
   // old list in force and is logged. Any other signal of the set stops.
   int sig = 0;
   for (;;) {
     if (sigwait(&stop_signals, &sig) != 0) continue;
     if (sig != SIGHUP) break;
-    sk::access_control& access = *lists.access();
-    if (access.file().empty()) {
-      spdlog::info("SIGHUP: no access file configured (access.file), nothing to reload");
-      continue;
-    }
-    const auto r = access.reload();
-    if (r.ok) {
-      // As after a deny: live swarms of torrents the new list refuses end
-      // (their peers are dropped, any remediation stops).
-      std::size_t ended = 0;
-      for (const auto& [hash, actor] : directory.snapshot())
-        if (!access.allowed(hash) && directory.end_swarm(hash)) ++ended;
-      spdlog::info("SIGHUP: access list reloaded ({} hashes, mode {}); {} swarms of refused "
-                   "torrents ended",
-                   access.snapshot()->size(), sk::to_string(access.mode()), ended);
-    } else
-      spdlog::error("SIGHUP: access list not reloaded, the old list stays: {}", r.error);
+    sk::sd::notify_reloading();
+    reload_access_list(*lists.access(), directory);
+    sk::sd::notify_ready(ready_status);
   }
+  sk::sd::notify_stopping();
   spdlog::info("received {}, draining connections (up to {} ms)",
                sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_timeout.count());
 

@@ -1,0 +1,45 @@
+#include "app/sd_notify.hpp"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+namespace sk::sd {
+
+bool notify(std::string_view state) noexcept {
+  const char* path = std::getenv("NOTIFY_SOCKET");
+  if (path == nullptr || path[0] == '\0') return false;
+  const std::size_t len = std::strlen(path);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if ((path[0] != '/' && path[0] != '@') || len >= sizeof(addr.sun_path)) return false;
+  std::memcpy(addr.sun_path, path, len);
+  if (path[0] == '@') addr.sun_path[0] = '\0';  // abstract namespace
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const auto addr_len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len);
+  const ssize_t n = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,
+                             reinterpret_cast<const sockaddr*>(&addr), addr_len);
+  ::close(fd);
+  return n == static_cast<ssize_t>(state.size());
+}
+
+bool notify_ready(std::string_view status) noexcept {
+  try {
+    std::string msg = "READY=1\nSTATUS=";
+    msg.append(status);
+    return notify(msg);
+  } catch (...) {
+    return notify("READY=1");
+  }
+}
+
+bool notify_reloading() noexcept { return notify("RELOADING=1\nSTATUS=reloading the access list"); }
+
+bool notify_stopping() noexcept { return notify("STOPPING=1\nSTATUS=draining connections"); }
+
+}  // namespace sk::sd
