@@ -133,8 +133,8 @@ class udp_server {
   /// `std::logic_error` (a server is not restartable).
   void start();
 
-  /// Stops receiving, waits up to `drain` for replies in flight, then stops
-  /// the helper actors and joins the worker threads. Replies still missing
+  /// Stops receiving, waits up to `drain` for replies in flight, then closes
+  /// the gateway's lanes and joins the worker threads. Replies still missing
   /// at the deadline are dropped (`dropped_shutdown`). Blocks; idempotent.
   void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(2000));
 
@@ -151,7 +151,7 @@ class udp_server {
   latency_histogram::snapshot announce_latency() const noexcept;
 
   /// Implementation details (defined in the .cpp), public so that the
-  /// helper actors there can name them.
+  /// ticket and lane types there can name them.
   struct shared_state;
   struct worker;
 
