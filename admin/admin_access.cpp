@@ -49,8 +49,8 @@ void set_access(admin_call& c, bool allow) {
     spdlog::error("admin: access list: {}", r.error);
     return job->reply_error(500, r.error);
   }
-  const std::string change = std::string(before) + " -> " + (allow ? "served" : "refused") +
-                             " (" + to_string(ac->mode()) + " list)";
+  const std::string change = std::string(before) + " -> " + (allow ? "served" : "refused") + " (" +
+                             to_string(ac->mode()) + " list)";
   if (allow) {
     spdlog::info("admin: info_hash {}: {}", hash.hex(), change);
     record_event(*sh, hash, "operator-access", change);
@@ -60,18 +60,19 @@ void set_access(admin_call& c, bool allow) {
   // a live swarm of it ends, dropping its peers and any remediation.
   std::vector<std::pair<info_hash, caf::actor>> local;
   if (auto a = sh->dir->find(hash)) local.emplace_back(hash, std::move(a));
-  end_swarms(
-      c.self, sh, std::move(local), [sh, job, hash, change](std::size_t ended, std::uint64_t peers) {
-        const std::string detail =
-            change + (ended != 0 ? "; its swarm ended (" + std::to_string(peers) + " peers dropped)"
+  end_swarms(c.self, sh, std::move(local),
+             [sh, job, hash, change](std::size_t ended, std::uint64_t peers) {
+               const std::string detail =
+                   change + (ended != 0
+                                 ? "; its swarm ended (" + std::to_string(peers) + " peers dropped)"
                                  : std::string());
-        spdlog::info("admin: info_hash {}: {}", hash.hex(), detail);
-        record_event(*sh, hash, "operator-access", detail);
-        job->reply_json(200, {{"hash", hash.hex()},
-                              {"allowed", false},
-                              {"swarm_ended", ended != 0},
-                              {"peers_dropped", peers}});
-      });
+               spdlog::info("admin: info_hash {}: {}", hash.hex(), detail);
+               record_event(*sh, hash, "operator-access", detail);
+               job->reply_json(200, {{"hash", hash.hex()},
+                                     {"allowed", false},
+                                     {"swarm_ended", ended != 0},
+                                     {"peers_dropped", peers}});
+             });
 }
 
 }  // namespace
@@ -126,9 +127,9 @@ void post_access_reload(admin_call& c) {
                            std::to_string(peers) + " peers dropped)";
                spdlog::info("admin: access list {}", detail);
                record_event(*sh, no_swarm, "operator-access", detail);
-               job->reply_json(200, {{"mode", to_string(ac->mode())},
-                                     {"count", count},
-                                     {"swarms_ended", ended}});
+               job->reply_json(
+                   200,
+                   {{"mode", to_string(ac->mode())}, {"count", count}, {"swarms_ended", ended}});
              });
 }
 

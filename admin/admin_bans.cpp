@@ -32,9 +32,8 @@ void post_ban(admin_call& c) {
   std::string reason = r->get<std::string>();
   if (reason.empty()) return job->reply_error(400, "reason must not be empty");
   if (reason.size() > client_ban_list::max_reason_length)
-    return job->reply_error(400, "reason longer than " +
-                                     std::to_string(client_ban_list::max_reason_length) +
-                                     " bytes");
+    return job->reply_error(
+        400, "reason longer than " + std::to_string(client_ban_list::max_reason_length) + " bytes");
   const ban_rule shown{*prefix, reason};
   switch (bans->add(*prefix, std::move(reason))) {
     case live_ban_list::add_result::added: {
@@ -45,8 +44,8 @@ void post_ban(admin_call& c) {
       return job->reply_json(201, ban_json(shown));
     }
     case live_ban_list::add_result::exists:
-      return job->reply_error(409, "prefix \"" + escape_ban_prefix(shown.prefix) +
-                                       "\" is already banned");
+      return job->reply_error(
+          409, "prefix \"" + escape_ban_prefix(shown.prefix) + "\" is already banned");
     case live_ban_list::add_result::invalid:
       break;
   }
@@ -69,8 +68,7 @@ void delete_ban(admin_call& c) {
   if (!bans->remove(*prefix))
     return job->reply_error(404, "prefix \"" + shown + "\" is not banned");
   spdlog::info("admin: peer_id prefix \"{}\": banned -> not banned", shown);
-  record_event(*c.sh, no_swarm, "operator-unban",
-               "prefix \"" + shown + "\": banned -> not banned");
+  record_event(*c.sh, no_swarm, "operator-unban", "prefix \"" + shown + "\": banned -> not banned");
   job->reply_json(200, {{"prefix", shown}, {"removed", true}});
 }
 

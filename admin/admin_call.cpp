@@ -56,8 +56,7 @@ std::optional<std::string> url_decode(std::string_view in, bool plus_is_space) {
   return out;
 }
 
-std::optional<query_map> parse_query(std::string_view q,
-                                     std::initializer_list<const char*> allowed,
+std::optional<query_map> parse_query(std::string_view q, std::initializer_list<const char*> allowed,
                                      std::string& error) {
   query_map out;
   std::size_t pos = 0;

@@ -69,8 +69,7 @@ using query_map = std::map<std::string, std::string>;
 
 /// Parses `a=1&b=2` (percent-decoded); only `allowed` keys. nullopt and a
 /// message for the client on error.
-std::optional<query_map> parse_query(std::string_view q,
-                                     std::initializer_list<const char*> allowed,
+std::optional<query_map> parse_query(std::string_view q, std::initializer_list<const char*> allowed,
                                      std::string& error);
 
 /// A decimal integer in [0, max]; nullopt otherwise (sign, blanks, more

@@ -55,12 +55,8 @@ json cluster_json(const cluster_answers& a) {
 
 /// Outside a cluster: this node alone.
 json single_node_json(const admin_state& sh) {
-  json me = {{"name", sh.node_name()},
-             {"state", "live"},
-             {"address", nullptr},
-             {"swarms", sh.dir->size()},
-             {"handoffs_pending", 0},
-             {"self", true}};
+  json me = {{"name", sh.node_name()},   {"state", "live"},       {"address", nullptr},
+             {"swarms", sh.dir->size()}, {"handoffs_pending", 0}, {"self", true}};
   return {{"enabled", false},
           {"node", sh.node_name()},
           {"members", json::array({me})},

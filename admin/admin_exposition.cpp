@@ -31,8 +31,7 @@ void exposition::family::series(std::string_view suffix, std::string_view labels
   out_->write(index_, suffix, labels, value);
 }
 
-exposition::family exposition::add(std::string_view name, metric_type type,
-                                   std::string_view help) {
+exposition::family exposition::add(std::string_view name, metric_type type, std::string_view help) {
   for (const auto& n : names_)
     if (n == name) throw std::logic_error("metric family " + n + " defined twice");
   names_.emplace_back(name);

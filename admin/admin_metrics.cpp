@@ -41,11 +41,13 @@ void tracker_requests(exposition& m, const admin_state& sh) {
   }
   if (sh.udp != nullptr) {
     const auto c = sh.udp->counters();
-    const std::pair<const char*, std::uint64_t> udp[] = {
-        {"connect", c.connects},          {"announce_ok", c.announces},
-        {"announce_refused", c.refused},  {"announce_denied", c.denied},
-        {"announce_failure", c.swarm_failures}, {"scrape_ok", c.scrapes},
-        {"bad_request", c.bad_requests}};
+    const std::pair<const char*, std::uint64_t> udp[] = {{"connect", c.connects},
+                                                         {"announce_ok", c.announces},
+                                                         {"announce_refused", c.refused},
+                                                         {"announce_denied", c.denied},
+                                                         {"announce_failure", c.swarm_failures},
+                                                         {"scrape_ok", c.scrapes},
+                                                         {"bad_request", c.bad_requests}};
     for (const auto& [outcome, n] : udp)
       f.sample(label("transport", "udp") + "," + label("outcome", outcome), double(n));
   }
@@ -114,9 +116,8 @@ void access_list(exposition& m, const admin_state& sh) {
   refusals("udp", "scrape", &access_control::refused_udp_scrapes);
   m.add("swarmkeeper_access_list_hashes", mt::gauge,
         "info_hashes on the access list (0 when access.mode is off).")
-      .sample("", ac != nullptr && ac->mode() != access_mode::off
-                      ? double(ac->snapshot()->size())
-                      : 0.0);
+      .sample("", ac != nullptr && ac->mode() != access_mode::off ? double(ac->snapshot()->size())
+                                                                  : 0.0);
 }
 
 void bans(exposition& m, const admin_state& sh) {
@@ -156,10 +157,9 @@ void supervisor(exposition& m, const metrics_input& in) {
 
   // Every kind is shown, 0 included, so a dashboard's series never vanish.
   std::map<std::string, double> by_kind;
-  for (const char* k :
-       {"restart", "restart-fresh", "give-up", "remediation-started", "remediation-stop",
-        "remediation-ended", "health", "operator-policy", "operator-ban", "operator-unban",
-        "operator-access", "operator-move"})
+  for (const char* k : {"restart", "restart-fresh", "give-up", "remediation-started",
+                        "remediation-stop", "remediation-ended", "health", "operator-policy",
+                        "operator-ban", "operator-unban", "operator-access", "operator-move"})
     by_kind[k] = 0;
   for (const auto& e : in.events) by_kind[e.kind] += 1;
   auto events = m.add("swarmkeeper_supervisor_events", mt::gauge,

@@ -27,7 +27,8 @@ void get_node(admin_call& c) {
   j["actors"] = {{"swarms", sh.dir->size()}, {"running", c.self->system().registry().running()}};
   j["memory"] = {{"resident_bytes", resident_bytes()}};
   json requests = json::object();
-  if (sh.udp != nullptr) requests["udp"] = udp_requests_json(sh.udp->counters(), sh.udp->in_flight());
+  if (sh.udp != nullptr)
+    requests["udp"] = udp_requests_json(sh.udp->counters(), sh.udp->in_flight());
   if (sh.http != nullptr) requests["http"] = {{"connections", sh.http->connection_count()}};
   requests["admin"] = {{"ok", sh.ok.load()},
                        {"client_errors", sh.client_errors.load()},

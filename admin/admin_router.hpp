@@ -90,7 +90,8 @@ class route_table {
       for (auto m : out.allowed) listed = listed || m == r.method;
       if (!listed) out.allowed.push_back(r.method);
     }
-    out.outcome = out.allowed.empty() ? route_outcome::not_found : route_outcome::method_not_allowed;
+    out.outcome =
+        out.allowed.empty() ? route_outcome::not_found : route_outcome::method_not_allowed;
     return out;
   }
 

@@ -30,6 +30,19 @@
 /// Life cycle: start() ─▶ serving ─▶ stop() (closes the listener and every
 /// connection, stops the actor, joins the thread). Start it after
 /// everything it reports on, stop it before them.
+///
+/// Where each part lives (admin/):
+///   admin_transport   listener, sessions, limits, deadlines, connection cap
+///   admin_auth        the bearer token check
+///   admin_assets      the web console's files (served without the token)
+///   admin_routes      the routing table (method, path pattern → handler),
+///                     dispatch and the admin actor; admin_router matches
+///   admin_call        what a handler gets; query strings, swarm fan-out
+///   admin_node, admin_cluster, admin_swarms, admin_supervisor, admin_bans,
+///   admin_access      the handlers, one file per resource
+///   admin_json        JSON views of the domain's structs
+///   admin_metrics     /metrics: every family, once; admin_exposition writes
+///                     the text format
 
 #include <chrono>
 #include <cstddef>

@@ -22,8 +22,7 @@ void remediation(admin_call& c, bool start) {
       return job->reply_json(200, {{"swarm", hash.hex()}, {"stopped", true}});
     if (outcome == "running")
       return job->reply_error(409, "a remediation already runs for " + hash.hex());
-    if (outcome == "none")
-      return job->reply_error(409, "no remediation runs for " + hash.hex());
+    if (outcome == "none") return job->reply_error(409, "no remediation runs for " + hash.hex());
     if (outcome == "unknown") return job->reply_error(404, "no swarm for " + hash.hex());
     job->reply_error(500, "unexpected supervisor answer '" + outcome + "'");
   };

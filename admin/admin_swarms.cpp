@@ -30,8 +30,8 @@ std::optional<list_query> read_list_query(const admin_call& c) {
   const std::string& h = out.health;
   if (!h.empty() && h != "healthy" && h != "degraded" && h != "critical" && h != "unhealthy" &&
       h != "unevaluated") {
-    c.job->reply_error(
-        400, "health must be one of healthy, degraded, critical, unhealthy, unevaluated");
+    c.job->reply_error(400,
+                       "health must be one of healthy, degraded, critical, unhealthy, unevaluated");
     return std::nullopt;
   }
   if (q->count("sort")) out.sort = (*q)["sort"];
@@ -43,8 +43,7 @@ std::optional<list_query> read_list_query(const admin_call& c) {
   if (q->count("limit")) {
     auto v = parse_count((*q)["limit"], max_fanout);
     if (!v) {
-      c.job->reply_error(400,
-                         "limit must be an integer from 0 to " + std::to_string(max_fanout));
+      c.job->reply_error(400, "limit must be an integer from 0 to " + std::to_string(max_fanout));
       return std::nullopt;
     }
     out.limit = *v;
@@ -108,13 +107,13 @@ void restart_remote(admin_call& c, const swarm_location& loc) {
                                                      {"old_actor_id", old_id},
                                                      {"status", "restarting"},
                                                      {"node", loc.owner}});
-                      job->reply_error(409, "swarm " + hash.hex() + " is not supervised on " +
-                                                loc.owner);
+                      job->reply_error(
+                          409, "swarm " + hash.hex() + " is not supervised on " + loc.owner);
                     },
                     [job, hash, loc](caf::error& err) {
                       if (err == caf::sec::cannot_forward_to_invalid_actor)
-                        return job->reply_error(409, "swarm " + hash.hex() +
-                                                         " is not supervised on " + loc.owner);
+                        return job->reply_error(
+                            409, "swarm " + hash.hex() + " is not supervised on " + loc.owner);
                       reply_swarm_error(job, hash, err);
                     });
           },
@@ -252,17 +251,16 @@ void post_restart(admin_call& c) {
   const caf::actor& swarm = loc.actor;
   const caf::actor_id old_id = swarm.id();
   auto accepted = [job, hash, old_id, node = sh->node_name()]() {
-    job->reply_json(202, {{"hash", hash.hex()},
-                          {"old_actor_id", old_id},
-                          {"status", "restarting"},
-                          {"node", node}});
+    job->reply_json(
+        202,
+        {{"hash", hash.hex()}, {"old_actor_id", old_id}, {"status", "restarting"}, {"node", node}});
   };
   const caf::actor& sup = sh->dir->supervisor();
   if (!sup) {
     // Nobody restarts it: the next announce spawns an empty swarm.
     self->send_exit(swarm, caf::exit_reason::kill);
-    spdlog::info("admin: swarm {}: actor {} -> killed (no supervisor: restarted empty)",
-                 hash.hex(), old_id);
+    spdlog::info("admin: swarm {}: actor {} -> killed (no supervisor: restarted empty)", hash.hex(),
+                 old_id);
     return accepted();
   }
   self->request(caf::actor_cast<swarm_supervision_interface>(sup), sh->cfg.actor_timeout,

@@ -17,8 +17,8 @@
 #include "admin/admin_metrics.hpp"
 #include "admin/admin_routes.hpp"
 #include "admin/admin_state.hpp"
-#include "runtime/directory.hpp"
 #include "caf_fixture.hpp"
+#include "runtime/directory.hpp"
 #include "test_util.hpp"
 
 namespace sk::admin_api {

@@ -39,7 +39,8 @@ TEST(AdminRouter, PatternsMatchSegmentBySegmentAndCaptureParameters) {
   EXPECT_TRUE(match_pattern("/", split_path("//"), p));
 
   p.clear();
-  ASSERT_TRUE(match_pattern("/api/swarms/{hash}/policy", split_path("/api/swarms/ab%20c/policy"), p));
+  ASSERT_TRUE(
+      match_pattern("/api/swarms/{hash}/policy", split_path("/api/swarms/ab%20c/policy"), p));
   ASSERT_EQ(p.size(), 1u);
   ASSERT_NE(p.find("hash"), nullptr);
   EXPECT_EQ(*p.find("hash"), "ab%20c");  // raw: the handler decodes
@@ -56,13 +57,10 @@ TEST(AdminRouter, PatternsMatchSegmentBySegmentAndCaptureParameters) {
 
 route_table<int> sample_table() {
   return {
-      {"GET", "/things", 1},
-      {"POST", "/things", 2},
-      {"GET", "/things/{id}", 3},
-      {"DELETE", "/things/{id}", 4},
+      {"GET", "/things", 1},         {"POST", "/things", 2},
+      {"GET", "/things/{id}", 3},    {"DELETE", "/things/{id}", 4},
       {"GET", "/things/special", 5},  // shadowed by row 3 for GET
-      {"PUT", "/things/special", 6},
-      {"POST", "/things/{id}/{verb}", 7},
+      {"PUT", "/things/special", 6}, {"POST", "/things/{id}/{verb}", 7},
   };
 }
 
@@ -209,7 +207,8 @@ std::pair<unsigned, std::string> dispatched(const std::string& method, const std
 }
 
 TEST(AdminRoutes, DispatchAnswers404And405AndBadParametersBeforeAnyHandler) {
-  EXPECT_EQ(dispatched("GET", "/api/nothing"), std::make_pair(404u, std::string("no such endpoint")));
+  EXPECT_EQ(dispatched("GET", "/api/nothing"),
+            std::make_pair(404u, std::string("no such endpoint")));
   EXPECT_EQ(dispatched("GET", "/api/nothing?x=1"),
             std::make_pair(404u, std::string("no such endpoint")));
   EXPECT_EQ(dispatched("POST", "/api/node"),
