@@ -55,7 +55,25 @@ std::string allocation_config::validate() const {
 }
 
 allocator::allocator(allocation_config cfg, std::uint64_t seed)
-    : cfg_(std::move(cfg)), rng_(seed) {}
+    : cfg_(std::make_shared<const allocation_config>(std::move(cfg))), rng_(seed) {}
+
+allocator allocator::on_shared(std::shared_ptr<const allocation_config> cfg, std::uint64_t seed) {
+  return allocator(shared_tag{}, std::move(cfg), seed);
+}
+
+namespace {
+
+/// Scratch of the selection in progress, shared by every allocator on the
+/// thread (a selection never starts another): the picks in reply order, and
+/// the sampled candidates of the progress-ranked policies. Warm buffers for
+/// whichever swarm the thread serves next, none kept per swarm.
+struct selection_scratch {
+  std::vector<std::uint32_t> picked;
+  std::vector<std::pair<float, std::uint32_t>> candidates;
+};
+thread_local selection_scratch scratch;
+
+}  // namespace
 
 bool allocator::flash_condition(const health_report* swarm) const {
   if (swarm == nullptr) {
@@ -64,9 +82,9 @@ bool allocator::flash_condition(const health_report* swarm) const {
   if ((swarm->reasons & (reason_flash_crowd | reason_few_seeders)) != 0) {
     return true;
   }
-  return swarm->leechers >= cfg_.flash_crowd_min_leechers &&
+  return swarm->leechers >= cfg_->flash_crowd_min_leechers &&
          static_cast<double>(swarm->seeders) <
-             static_cast<double>(swarm->leechers) * cfg_.flash_crowd_seeder_ratio;
+             static_cast<double>(swarm->leechers) * cfg_->flash_crowd_seeder_ratio;
 }
 
 policy_kind allocator::resolve(policy_kind requested, const health_report* swarm) const {
@@ -104,8 +122,8 @@ std::size_t allocator::effective_numwant(policy_kind policy,
     return n;
   }
   const auto scaled =
-      static_cast<std::size_t>(std::floor(static_cast<double>(n) * cfg_.contribution_weight));
-  return std::min(n, std::max(std::min(cfg_.contribution_floor, n), scaled));
+      static_cast<std::size_t>(std::floor(static_cast<double>(n) * cfg_->contribution_weight));
+  return std::min(n, std::max(std::min(cfg_->contribution_floor, n), scaled));
 }
 
 // -- building blocks ----------------------------------------------------------
@@ -113,12 +131,12 @@ std::size_t allocator::effective_numwant(policy_kind policy,
 std::size_t allocator::draw_budget(std::size_t want) const noexcept {
   // Refusals come from the requester (one), peers already picked for this
   // reply, and (under the reachability rule) unreachable peers.
-  return want + want * cfg_.extra_draws_per_peer + 16 + picked_.size();
+  return want + want * cfg_->extra_draws_per_peer + 16 + scratch.picked.size();
 }
 
 // Candidate checks and picks read and write only the 16-byte hot entry
 // (peer_table::hot_entry): on a swarm far larger than the cache, each
-// candidate is one small random read instead of a 200-byte record. The
+// candidate is one small random read instead of a 152-byte record. The
 // hot flags equal the traits' flags here because `choose` syncs first.
 bool allocator::acceptable(const peer_table& t, std::uint32_t i) const {
   const peer_table::hot_entry& h = t.hot_[i];
@@ -137,7 +155,7 @@ void allocator::pick(peer_table& t, std::uint32_t i) {
   peer_table::hot_entry& h = t.hot_[i];
   h.mark = t.mark_epoch_;
   ++h.served;
-  picked_.push_back(i);
+  scratch.picked.push_back(i);
 }
 
 namespace {
@@ -220,7 +238,7 @@ void allocator::take_uniform_all(peer_table& t, std::size_t want) {
   // Every sampleable peer of the allowed families: slots [0, active).
   const concat_view v =
       view_of(t.v4_.owner, t.v4_.active, t.v6_.owner, t.v6_.active, family_);
-  const std::size_t target = picked_.size() + want;
+  const std::size_t target = scratch.picked.size() + want;
   if (want == 0 || v.size() == 0) {
     return;
   }
@@ -229,13 +247,13 @@ void allocator::take_uniform_all(peer_table& t, std::size_t want) {
     if (acceptable(t, i)) {
       pick(t, i);
     }
-    return picked_.size() < target;
+    return scratch.picked.size() < target;
   });
 }
 
 void allocator::take_uniform(peer_table& t, int role, std::size_t want) {
   const concat_view v = role_view(t.pools_[static_cast<std::size_t>(role)], family_);
-  const std::size_t target = picked_.size() + want;
+  const std::size_t target = scratch.picked.size() + want;
   if (want == 0 || v.size() == 0) {
     return;
   }
@@ -244,7 +262,7 @@ void allocator::take_uniform(peer_table& t, int role, std::size_t want) {
     if (acceptable(t, i)) {
       pick(t, i);
     }
-    return picked_.size() < target;
+    return scratch.picked.size() < target;
   });
 }
 
@@ -261,7 +279,7 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
   std::uint32_t& cursor = t.rotation_[static_cast<std::size_t>(family_)];
   const std::uint32_t start = cursor % v.size();
   const auto limit = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(want)));
-  const std::size_t target = picked_.size() + want;
+  const std::size_t target = scratch.picked.size() + want;
   std::uint32_t steps = 0;
   auto position = [&](std::uint32_t step) {
     const std::uint32_t p = start + step;
@@ -273,7 +291,7 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
   for (std::uint32_t s = 0; s < std::min(ahead, limit); ++s) {
     __builtin_prefetch(&t.hot_[v.at(position(s))]);
   }
-  while (steps < limit && picked_.size() < target) {
+  while (steps < limit && scratch.picked.size() < target) {
     const std::uint32_t p = position(steps);
     if (steps + ahead < limit) {
       __builtin_prefetch(&t.hot_[v.at(position(steps + ahead))]);
@@ -285,12 +303,12 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
     }
     if (flash) {
       // Tracker-side super-seeding: a bounded audience per seeder and round.
-      peer_table::reveal_state& r = t.reveal_[i];
+      peer_table::reveal_state& r = t.reveal_at(i);
       if (r.round != t.flash_round_) {
         r.round = t.flash_round_;
         r.count = 0;
       }
-      if (r.count >= cfg_.flash_crowd_reveal) {
+      if (r.count >= cfg_->flash_crowd_reveal) {
         continue;
       }
       ++r.count;
@@ -300,17 +318,17 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
   cursor = (start + steps) % v.size();
 }
 
-// Fills candidates_ with (progress, records_ index) of up to m acceptable
+// Fills scratch.candidates with (progress, records_ index) of up to m acceptable
 // peers drawn uniformly from `v`.
 template <class View>
 void allocator::sample_progress(peer_table& t, const View& v, std::size_t m) {
   const auto draws = static_cast<std::uint32_t>(std::min<std::size_t>(v.size(), draw_budget(m)));
-  candidates_.clear();
+  scratch.candidates.clear();
   scan(t, v, draws, [&](std::uint32_t i) {
     if (acceptable(t, i)) {
-      candidates_.emplace_back(t.records_[i].traits.progress, i);
+      scratch.candidates.emplace_back(t.records_[i].traits.progress, i);
     }
-    return candidates_.size() < m;
+    return scratch.candidates.size() < m;
   });
 }
 
@@ -322,14 +340,14 @@ void allocator::take_top_progress(peer_table& t, std::size_t want) {
   if (want == 0 || v.size() == 0) {
     return;
   }
-  sample_progress(t, v, want * cfg_.candidate_oversampling);
-  const std::size_t k = std::min(want, candidates_.size());
-  std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
-                    candidates_.end(), [](const auto& x, const auto& y) {
+  sample_progress(t, v, want * cfg_->candidate_oversampling);
+  const std::size_t k = std::min(want, scratch.candidates.size());
+  std::partial_sort(scratch.candidates.begin(), scratch.candidates.begin() + static_cast<std::ptrdiff_t>(k),
+                    scratch.candidates.end(), [](const auto& x, const auto& y) {
                       return x.first != y.first ? x.first > y.first : x.second < y.second;
                     });
   for (std::size_t j = 0; j < k; ++j) {
-    pick(t, candidates_[j].second);
+    pick(t, scratch.candidates[j].second);
   }
 }
 
@@ -341,18 +359,18 @@ void allocator::take_stratified(peer_table& t, std::size_t want) {
   if (want == 0 || v.size() == 0) {
     return;
   }
-  sample_progress(t, v, want * cfg_.flash_crowd_oversampling);
-  std::sort(candidates_.begin(), candidates_.end());
-  const std::size_t c = candidates_.size();
+  sample_progress(t, v, want * cfg_->flash_crowd_oversampling);
+  std::sort(scratch.candidates.begin(), scratch.candidates.end());
+  const std::size_t c = scratch.candidates.size();
   if (c <= want) {
-    for (const auto& cand : candidates_) {
+    for (const auto& cand : scratch.candidates) {
       pick(t, cand.second);
     }
     return;
   }
   // c > want: the ranks floor((j + 1/2) c / want) are distinct.
   for (std::size_t j = 0; j < want; ++j) {
-    pick(t, candidates_[(2 * j + 1) * c / (2 * want)].second);
+    pick(t, scratch.candidates[(2 * j + 1) * c / (2 * want)].second);
   }
 }
 
@@ -361,14 +379,14 @@ void allocator::role_aware(peer_table& t, std::size_t n, bool rotation) {
     take_uniform(t, 1, n);  // seeders never get seeders
     return;
   }
-  const std::size_t q = ceil_share(n, cfg_.leecher_seeder_share);
+  const std::size_t q = ceil_share(n, cfg_->leecher_seeder_share);
   auto seeders = [&](std::size_t want) {
     rotation ? take_rotation(t, want, false) : take_uniform(t, 0, want);
   };
   seeders(q);
-  take_uniform(t, 1, n - picked_.size());
-  if (picked_.size() < n) {
-    seeders(n - picked_.size());  // leechers ran short
+  take_uniform(t, 1, n - scratch.picked.size());
+  if (scratch.picked.size() < n) {
+    seeders(n - scratch.picked.size());  // leechers ran short
   }
 }
 
@@ -377,7 +395,7 @@ void allocator::role_aware(peer_table& t, std::size_t n, bool rotation) {
 void allocator::choose(peer_table& t, policy_kind policy, const allocation_request& req,
                        const health_report* swarm) {
   t.sync();
-  picked_.clear();
+  scratch.picked.clear();
   if (++t.mark_epoch_ == 0) {  // wrapped: stale marks could look current
     for (auto& h : t.hot_) {
       h.mark = 0;
@@ -420,21 +438,21 @@ void allocator::choose(peer_table& t, policy_kind policy, const allocation_reque
       }
       {
         // Boost slots: seeders first, then the most complete leechers.
-        const std::size_t b = ceil_share(n, cfg_.stalled_boost_fraction);
+        const std::size_t b = ceil_share(n, cfg_->stalled_boost_fraction);
         take_uniform(t, 0, b);
-        take_top_progress(t, b - picked_.size());
+        take_top_progress(t, b - scratch.picked.size());
       }
-      take_uniform(t, 1, n - picked_.size());
-      take_uniform(t, 0, n - picked_.size());
+      take_uniform(t, 1, n - scratch.picked.size());
+      take_uniform(t, 0, n - scratch.picked.size());
       break;
     case policy_kind::flash_crowd:
       if (requester_seeder_) {
         take_stratified(t, n);
         break;
       }
-      take_rotation(t, std::min<std::size_t>(n, cfg_.flash_crowd_seeders_per_reply), true);
-      take_stratified(t, n - picked_.size());
-      take_rotation(t, n - picked_.size(), true);  // leechers ran short
+      take_rotation(t, std::min<std::size_t>(n, cfg_->flash_crowd_seeders_per_reply), true);
+      take_stratified(t, n - scratch.picked.size());
+      take_rotation(t, n - scratch.picked.size(), true);  // leechers ran short
       // A round lasts as many leecher announces as there are leechers,
       // about one announce interval.
       if (++t.flash_served_ >= std::max<std::size_t>(1, t.leechers_)) {
@@ -454,21 +472,21 @@ std::size_t allocator::select_compact(peer_table& table, policy_kind policy,
   // sources are prefetched first so their misses overlap; then each buffer
   // grows once and takes fixed-size copies.
   std::size_t k6 = 0;
-  for (const std::uint32_t i : picked_) {
+  for (const std::uint32_t i : scratch.picked) {
     const peer_table::hot_entry& h = table.hot_[i];
     const bool v6 = h.has(peer_table::hot_v6);
     const peer_table::family& f = v6 ? table.v6_ : table.v4_;
-    __builtin_prefetch(f.compact.data() + static_cast<std::size_t>(h.slot) * f.width);
+    __builtin_prefetch(f.compact.data() + static_cast<std::size_t>(h.slot) * f.width());
     k6 += v6;
   }
-  const std::size_t k4 = picked_.size() - k6;
+  const std::size_t k4 = scratch.picked.size() - k6;
   const std::size_t o4 = peers4.size();
   const std::size_t o6 = peers6.size();
   peers4.resize(o4 + 6 * k4);
   peers6.resize(o6 + 18 * k6);
   char* w4 = peers4.data() + o4;
   char* w6 = peers6.data() + o6;
-  for (const std::uint32_t i : picked_) {
+  for (const std::uint32_t i : scratch.picked) {
     const peer_table::hot_entry& h = table.hot_[i];
     const std::size_t slot = h.slot;
     if (h.has(peer_table::hot_v6)) {
@@ -479,15 +497,15 @@ std::size_t allocator::select_compact(peer_table& table, policy_kind policy,
       w4 += 6;
     }
   }
-  return picked_.size();
+  return scratch.picked.size();
 }
 
 std::size_t allocator::select_entries(peer_table& table, policy_kind policy,
                                       const allocation_request& req, const health_report* swarm,
                                       std::vector<peer_entry>& out) {
   choose(table, policy, req, swarm);
-  out.reserve(out.size() + picked_.size());
-  for (const std::uint32_t i : picked_) {
+  out.reserve(out.size() + scratch.picked.size());
+  for (const std::uint32_t i : scratch.picked) {
     const peer_table::record& r = table.records_[i];
     peer_entry e;
     e.id = r.id;
@@ -495,7 +513,7 @@ std::size_t allocator::select_entries(peer_table& table, policy_kind policy,
     e.ep.port = r.port;
     out.push_back(e);
   }
-  return picked_.size();
+  return scratch.picked.size();
 }
 
 }  // namespace sk

@@ -58,6 +58,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,7 +70,7 @@
 
 namespace sk {
 
-/// Tunables of the allocation policies (one copy per swarm).
+/// Tunables of the allocation policies (shared by the swarms of a node).
 struct allocation_config {
   /// Adaptive goes flash-crowd when the health report says `flash-crowd` or
   /// `few-seeders`, or when it counts at least `flash_crowd_min_leechers`
@@ -133,9 +134,14 @@ struct allocation_request {
 class allocator {
  public:
   explicit allocator(allocation_config cfg = {}, std::uint64_t seed = 0);
+  /// An allocator on shared tunables (not copied): every swarm of a node
+  /// points at its one allocation config.
+  static allocator on_shared(std::shared_ptr<const allocation_config> cfg, std::uint64_t seed);
 
-  const allocation_config& config() const noexcept { return cfg_; }
-  void set_config(const allocation_config& cfg) { cfg_ = cfg; }
+  const allocation_config& config() const noexcept { return *cfg_; }
+  void set_config(const allocation_config& cfg) {
+    cfg_ = std::make_shared<const allocation_config>(cfg);
+  }
   void reseed(std::uint64_t seed) noexcept { rng_.reseed(seed); }
 
   /// Appends the chosen peers' compact bytes (IPv4 to `peers4`, IPv6 to
@@ -183,7 +189,12 @@ class allocator {
   std::size_t effective_numwant(policy_kind policy, const allocation_request& req) const;
 
  private:
-  /// Fills picked_ with records_ indices, in reply order.
+  struct shared_tag {};
+  allocator(shared_tag, std::shared_ptr<const allocation_config> cfg, std::uint64_t seed)
+      : cfg_(std::move(cfg)), rng_(seed) {}
+
+  /// Fills the thread's picked list (allocation.cpp) with records_ indices,
+  /// in reply order.
   void choose(peer_table& t, policy_kind policy, const allocation_request& req,
               const health_report* swarm);
 
@@ -191,7 +202,7 @@ class allocator {
   template <class View, class Visit>
   void scan(peer_table& t, const View& v, std::uint32_t draws, Visit&& visit);
 
-  // Building blocks (each appends to picked_, marking picks; see .cpp).
+  // Building blocks (each appends to the picked list, marking picks; see .cpp).
   void take_uniform_all(peer_table& t, std::size_t want);
   void take_uniform(peer_table& t, int role, std::size_t want);
   void take_rotation(peer_table& t, std::size_t want, bool flash);
@@ -206,11 +217,11 @@ class allocator {
   void pick(peer_table& t, std::uint32_t i);
   std::size_t draw_budget(std::size_t want) const noexcept;
 
-  allocation_config cfg_;
+  std::shared_ptr<const allocation_config> cfg_;
   fast_rng rng_;
-  /// Per-call state. (The sampling scratch is per thread, see `scan`.)
-  std::vector<std::uint32_t> picked_;
-  std::vector<std::pair<float, std::uint32_t>> candidates_;
+  /// Per-call state. (The picked list, the candidates and the sampling
+  /// scratch are per thread, see allocation.cpp: nothing of a selection
+  /// outlives the call, so a swarm keeps no buffers between announces.)
   std::uint32_t self_ = 0;
   family_filter family_ = family_filter::both;
   bool requester_seeder_ = false;

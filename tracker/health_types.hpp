@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "tracker/peer_fields.hpp"
+
 namespace sk {
 
 using health_clock = std::chrono::steady_clock;
@@ -51,21 +53,23 @@ enum peer_flag : std::uint8_t {
 /// Everything the tracker remembers about one peer beyond its address: what
 /// the detectors need to judge it and what the policies need to place it.
 /// Stored next to the peer in `peer_table` (one per record), reset when the
-/// peer is new.
+/// peer is new. 96 bytes, no padding: a swarm stores one per peer, so the
+/// key and the completion time use the compact types of
+/// tracker/peer_fields.hpp.
 struct peer_traits {
   // Counters of the last announce, as sent.
   std::uint64_t left = 0;
   std::uint64_t uploaded = 0;
   std::uint64_t downloaded = 0;
   /// The announce's `key` (empty: none sent yet).
-  std::string key;
+  key_text key;
 
   health_time first_seen{};
   health_time last_announce{};
   /// Last time `left` went down (or the peer arrived).
   health_time last_progress{};
   /// When it sent `completed` / turned seeder (unset: never here).
-  std::optional<health_time> completed_at;
+  optional_time completed_at;
 
   std::uint32_t announces = 0;
   /// Consecutive announces without `left` going down (leechers only).
@@ -92,8 +96,7 @@ struct peer_traits {
   /// port 0 is never probed): a peer announcing another port is probed again.
   std::uint16_t probed_port = 0;
   /// When that probe was asked for, in whole seconds of the swarm's clock
-  /// (`time_since_epoch`). Both fields sit in what was tail padding, so
-  /// probing costs the peer table no memory.
+  /// (`time_since_epoch`).
   std::uint32_t probed_at_s = 0;
 
   bool has(peer_flag f) const noexcept { return (flags & f) != 0; }
@@ -101,6 +104,9 @@ struct peer_traits {
     flags = on ? static_cast<std::uint8_t>(flags | f) : static_cast<std::uint8_t>(flags & ~f);
   }
 };
+#if defined(__x86_64__)
+static_assert(sizeof(peer_traits) == 96, "peer_traits is stored per peer: keep it free of padding");
+#endif
 
 /// Health of one swarm. `unevaluated`: fewer peers than `health.min-peers`
 /// (or not yet ticked), so no rule is judged and no reason is given; such a

@@ -78,6 +78,11 @@ bool same_key_text(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
+bool same_key_text(const key_text& a, std::string_view b) noexcept {
+  char buf[8];
+  return same_key_text(a.view(buf), b);
+}
+
 std::string behaviour_config::validate() const {
   if (min_interval <= seconds{0}) {
     return "behaviour min interval must be positive (got " + std::to_string(min_interval.count()) +

@@ -216,6 +216,8 @@ struct behaviour_verdict {
 /// (HTTP clients send hex in either case, the UDP parser writes upper-case
 /// hex).
 bool same_key_text(std::string_view a, std::string_view b) noexcept;
+/// The same for a key as the peer's traits keep it.
+bool same_key_text(const key_text& a, std::string_view b) noexcept;
 
 /// Judges one announce and updates the peer's traits.
 ///

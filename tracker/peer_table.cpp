@@ -161,11 +161,25 @@ std::uint32_t peer_table::key_index::slot_of(const peer_key& k, std::uint32_t i)
   }
 }
 
-void peer_table::key_index::grow() {
-  const std::size_t cap = slots_.empty() ? 16 : slots_.size() * 2;
+void peer_table::key_index::grow() { rehash(slots_.empty() ? 16 : slots_.size() * 2); }
+
+void peer_table::key_index::shrink(std::size_t size) {
+  std::size_t cap = 16;
+  while (4 * (size + 1) > 3 * cap) {
+    cap *= 2;
+  }
+  // Half the slots again as headroom, so a swarm that shrinks and grows
+  // around one size does not rehash back and forth.
+  if (slots_.size() > 4 * cap) {
+    rehash(2 * cap);
+  }
+}
+
+void peer_table::key_index::rehash(std::size_t cap) {
   // Tags are 32 bits, so the home bucket needs mask_ < 2^32: up to 3 * 2^30
   // peers per table (about 600 GB of records).
   assert(cap <= (std::size_t{1} << 32));
+  assert(4 * size_ <= 3 * cap);
   std::vector<entry> old(cap);
   old.swap(slots_);
   mask_ = static_cast<std::uint32_t>(cap - 1);
@@ -257,16 +271,110 @@ bool peer_table::key_index::check(const std::vector<record>& records) const {
 
 peer_table::peer_table(std::uint64_t seed, std::size_t max_peers,
                        std::size_t max_addresses_per_id)
-    : max_peers_(std::min<std::size_t>(max_peers, no_slot - 1)),
+    : index_seed_(seed),
+      max_peers_(std::min<std::size_t>(max_peers, no_slot - 1)),
       max_addresses_per_id_(max_addresses_per_id),
-      rng_(seed) {
-  index_.set_key(seed);
+      rng_(seed) {}
+
+void peer_table::build_index() {
+  key_index& index = index_.ensure();
+  index.set_key(index_seed_);
+  for (std::uint32_t i = 0; i < records_.size(); ++i) {
+    index.insert(peer_key{records_[i].id, records_[i].ip}, i);
+  }
+}
+
+peer_table::reveal_state& peer_table::reveal_at(std::uint32_t i) {
+  if (reveal_.size() != records_.size()) {
+    reveal_.resize(records_.size());
+  }
+  return reveal_[i];
+}
+
+const peer_traits& peer_table::last_removed() const noexcept {
+  static const peer_traits none;
+  const peer_traits* t = last_removed_.get();
+  return t != nullptr ? *t : none;
+}
+
+namespace {
+
+/// Capacity worth giving back: far above what the size needs.
+template <class V>
+void shrink_if_loose(V& v) {
+  if (v.capacity() > 2 * v.size() + 4) {
+    V(v.begin(), v.end()).swap(v);
+  }
+}
+
+/// Grows `v` for one more element by half its size instead of doubling:
+/// small swarms are most swarms, and a swarm of 9 peers should not hold
+/// arrays for 16.
+template <class V>
+void reserve_one_more(V& v) {
+  if (v.size() == v.capacity()) {
+    v.reserve(v.size() + v.size() / 2 + 1);
+  }
+}
+
+}  // namespace
+
+void peer_table::compact(bool keep_last_removed) {
+  sync();
+  if (index_.has_value() && records_.size() <= small_table / 2) {
+    index_.reset();
+  } else if (index_.has_value()) {
+    index_.get()->shrink(records_.size());
+  }
+  shrink_if_loose(records_);
+  shrink_if_loose(hot_);
+  if (records_.empty()) {
+    reveal_.clear();
+  }
+  shrink_if_loose(reveal_);
+  for (family* f : {&v4_, &v6_}) {
+    shrink_if_loose(f->compact);
+    shrink_if_loose(f->owner);
+  }
+  for (auto& role : pools_) {
+    for (auto& pool : role) {
+      shrink_if_loose(pool);
+    }
+  }
+  pending_.clear();
+  pending_.shrink_to_fit();
+  if (!keep_last_removed) {
+    last_removed_.reset();
+  }
+}
+
+std::size_t peer_table::heap_bytes() const noexcept {
+  std::size_t n = records_.capacity() * sizeof(record) + hot_.capacity() * sizeof(hot_entry) +
+                  reveal_.capacity() * sizeof(reveal_state) +
+                  pending_.capacity() * sizeof(std::uint32_t);
+  for (const family* f : {&v4_, &v6_}) {
+    // A short string lives inside the object.
+    n += f->compact.capacity() > 15 ? f->compact.capacity() + 1 : 0;
+    n += f->owner.capacity() * sizeof(std::uint32_t);
+  }
+  for (const auto& role : pools_) {
+    for (const auto& pool : role) {
+      n += pool.capacity() * sizeof(std::uint32_t);
+    }
+  }
+  if (const key_index* index = index_.get()) {
+    n += sizeof(key_index) + index->heap_bytes();
+  }
+  if (last_removed_.has_value()) {
+    n += sizeof(peer_traits);
+  }
+  return n;
 }
 
 void peer_table::write_compact(std::uint32_t i) {
   const record& r = records_[i];
   family& f = family_of(r.ip);
-  char* out = &f.compact[static_cast<std::size_t>(hot_[i].slot) * f.width];
+  char* out = &f.compact[static_cast<std::size_t>(hot_[i].slot) * f.width()];
   const std::size_t addr_len = r.ip.length();
   std::memcpy(out, r.ip.bytes.data(), addr_len);
   out[addr_len] = static_cast<char>(r.port >> 8);
@@ -278,11 +386,11 @@ void peer_table::swap_slots(family& f, std::uint32_t a, std::uint32_t b) {
     return;
   }
   char tmp[18];
-  char* pa = &f.compact[static_cast<std::size_t>(a) * f.width];
-  char* pb = &f.compact[static_cast<std::size_t>(b) * f.width];
-  std::memcpy(tmp, pa, f.width);
-  std::memcpy(pa, pb, f.width);
-  std::memcpy(pb, tmp, f.width);
+  char* pa = &f.compact[static_cast<std::size_t>(a) * f.width()];
+  char* pb = &f.compact[static_cast<std::size_t>(b) * f.width()];
+  std::memcpy(tmp, pa, f.width());
+  std::memcpy(pa, pb, f.width());
+  std::memcpy(pb, tmp, f.width());
   std::swap(f.owner[a], f.owner[b]);
   hot_[f.owner[a]].slot = a;
   hot_[f.owner[b]].slot = b;
@@ -379,7 +487,7 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     }
     if (max_addresses_per_id_ != 0) {
       std::size_t same = 0;
-      index_.for_each_same_id(id, ep.ip.v6, records_, [&](std::uint32_t) { ++same; });
+      for_each_same_id(id, ep.ip.v6, [&](std::uint32_t) { ++same; });
       if (same >= max_addresses_per_id_) {
         return {change::rejected, nullptr};
       }
@@ -398,12 +506,20 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     h.set(hot_v6, ep.ip.v6);
     h.set(hot_seeder, left == 0);
     h.set(hot_partial, partial);
-    index_.insert(key, i);
     f.owner.push_back(i);
-    f.compact.resize(f.compact.size() + f.width);
+    f.compact.resize(f.compact.size() + f.width());
+    reserve_one_more(records_);
+    reserve_one_more(hot_);
     records_.push_back(std::move(r));
     hot_.push_back(h);
-    reveal_.emplace_back();
+    if (!reveal_.empty()) {
+      reveal_.emplace_back();
+    }
+    if (index_.has_value()) {
+      index_.get()->insert(key, i);
+    } else if (records_.size() > small_table) {
+      build_index();
+    }
     write_compact(i);
     // New peers are sampleable: move the new slot in front of the
     // quarantined ones.
@@ -423,7 +539,7 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
   const std::uint32_t i = found;
   if (event == announce_event::stopped) {
     remove_at(i);
-    return {change::removed, &last_removed_};
+    return {change::removed, last_removed_.get()};
   }
   record& r = records_[i];
   hot_entry& h = hot_[i];
@@ -497,7 +613,9 @@ void peer_table::remove_at(std::uint32_t i) {
   const hot_entry h = hot_[i];
   --(h.has(hot_seeder) ? seeders_ : leechers_);
   partial_ -= h.has(hot_partial);
-  index_.erase(peer_key{r.id, r.ip}, i);
+  if (key_index* index = index_.get()) {
+    index->erase(peer_key{r.id, r.ip}, i);
+  }
   if (!h.has(hot_quarantined)) {
     pool_erase(i);
   }
@@ -512,10 +630,11 @@ void peer_table::remove_at(std::uint32_t i) {
   }
   swap_slots(f, s, static_cast<std::uint32_t>(f.owner.size() - 1));
   f.owner.pop_back();
-  f.compact.resize(f.compact.size() - f.width);
+  f.compact.resize(f.compact.size() - f.width());
 
-  last_removed_ = std::move(r.traits);
-  last_removed_.served = hot_[i].served;
+  peer_traits& gone = last_removed_.ensure();
+  gone = std::move(r.traits);
+  gone.served = hot_[i].served;
 
   // Swap-remove the record and its hot and reveal entries: the last one
   // moves into i.
@@ -528,10 +647,14 @@ void peer_table::remove_at(std::uint32_t i) {
   if (i != last) {
     records_[i] = std::move(records_[last]);
     hot_[i] = hot_[last];
-    reveal_[i] = reveal_[last];
+    if (!reveal_.empty()) {
+      reveal_[i] = reveal_[last];
+    }
     const record& moved = records_[i];
     const hot_entry& mh = hot_[i];
-    index_.move(peer_key{moved.id, moved.ip}, last, i);
+    if (key_index* index = index_.get()) {
+      index->move(peer_key{moved.id, moved.ip}, last, i);
+    }
     family_of(mh).owner[mh.slot] = i;
     if (!mh.has(hot_quarantined)) {
       pool_of(mh)[moved.pool_pos] = i;
@@ -539,7 +662,9 @@ void peer_table::remove_at(std::uint32_t i) {
   }
   records_.pop_back();
   hot_.pop_back();
-  reveal_.pop_back();
+  if (!reveal_.empty()) {
+    reveal_.pop_back();
+  }
 }
 
 std::uint32_t peer_table::locate(const peer_key& k) const {
@@ -550,7 +675,15 @@ std::uint32_t peer_table::locate(const peer_key& k) const {
     assert(hint_ < records_.size());
     return hint_;
   }
-  return index_.find(k, records_);
+  if (const key_index* index = index_.get()) {
+    return index->find(k, records_);
+  }
+  for (std::uint32_t i = 0; i < records_.size(); ++i) {
+    if (same_key(records_[i].id, records_[i].ip, k)) {
+      return i;
+    }
+  }
+  return none;
 }
 
 template <class Prepare, class Emit4, class Emit6>
@@ -607,9 +740,12 @@ std::size_t peer_table::select(const peer_key& requester, std::size_t n, family_
 
   // Sampling positions of a virtual array that lacks the requester's slot:
   // position p maps to slot p, or p + 1 from the requester's slot on.
-  sampler_.draw(rng_, avail4, k4,
-                [&](std::uint32_t p) { emit4(skip4 != none && p >= skip4 ? p + 1 : p); });
-  sampler_.draw(rng_, avail6, k6,
+  // Scratch for this draw only, shared by the tables on the thread (its
+  // draws depend on the PRNG, size and count alone, not on the map).
+  thread_local sparse_sampler sampler;
+  sampler.draw(rng_, avail4, k4,
+               [&](std::uint32_t p) { emit4(skip4 != none && p >= skip4 ? p + 1 : p); });
+  sampler.draw(rng_, avail6, k6,
                 [&](std::uint32_t p) { emit6(skip6 != none && p >= skip6 ? p + 1 : p); });
   return n;
 }
@@ -675,10 +811,15 @@ bool peer_table::is_seeder(const peer_key& k) const {
 }
 
 bool peer_table::check_invariants() const {
-  if (hot_.size() != records_.size() || reveal_.size() != records_.size()) {
+  if (hot_.size() != records_.size() ||
+      (!reveal_.empty() && reveal_.size() != records_.size())) {
     return false;
   }
-  if (!index_.check(records_)) {
+  // Past small_table peers the index exists and covers every record.
+  if (records_.size() > small_table && !index_.has_value()) {
+    return false;
+  }
+  if (const key_index* index = index_.get(); index != nullptr && !index->check(records_)) {
     return false;
   }
   if (hint_ != none && (hint_ >= records_.size() ||
@@ -751,7 +892,7 @@ bool peer_table::check_invariants() const {
         (quarantined != r.traits.has(flag_quarantined) || h.flags != r.traits.flags)) {
       return false;
     }
-    const char* bytes = &f.compact[static_cast<std::size_t>(h.slot) * f.width];
+    const char* bytes = &f.compact[static_cast<std::size_t>(h.slot) * f.width()];
     const std::size_t len = r.ip.length();
     if (std::memcmp(bytes, r.ip.bytes.data(), len) != 0) {
       return false;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tracker/health_types.hpp"
+#include "tracker/lazy_box.hpp"
 #include "tracker/random.hpp"
 #include "protocol/reply.hpp"
 #include "protocol/types.hpp"
@@ -124,10 +125,11 @@ class sparse_sampler {
 /// apart from selection, which is O(peers returned)):
 ///
 ///   index_ : peer_key -> i          records_[i] : id, ip, port, pool_pos,
-///                                                  last_seen, traits (cold)
+///   (only past small_table peers)                  last_seen, traits (cold)
 ///                                    hot_[i]     : mark, served, slot, flags,
 ///                                                  quarantined, v6, seeder
 ///                                    reveal_[i]  : flash-crowd round, count
+///                                                  (only once flash-crowd ran)
 ///   v4_.compact : 6 bytes per IPv4 peer  (addr, port; network order, BEP 23)
 ///   v6_.compact : 18 bytes per IPv6 peer (addr, port; network order, BEP 7)
 ///   vN_.owner[slot] = i                 hot_[i].slot = slot
@@ -135,7 +137,7 @@ class sparse_sampler {
 ///
 /// Hot/cold split. Selection looks at many candidates per reply, on swarms
 /// far larger than the cache: each look must be one small random read, not
-/// a 200-byte record. So what a candidate check and a pick need lives in
+/// a 152-byte record. So what a candidate check and a pick need lives in
 /// the dense 16-byte `hot_` array (see `hot_entry`), and the reply bytes
 /// come from the compact vectors; only announces, sweeps and the detectors
 /// touch `records_`. `hot_`, `reveal_` and `records_` are one logical
@@ -144,6 +146,15 @@ class sparse_sampler {
 ///
 /// The compact vectors hold every peer's reply bytes ready, so a compact
 /// reply is a run of `append(6 or 18 bytes)` straight from them.
+///
+/// Memory. Most swarms of a public tracker have one to a few peers, so a
+/// table allocates only what its size needs: no index until it holds more
+/// than `small_table` peers (below that a lookup compares the few records
+/// in turn), no flash-crowd bookkeeping until that policy runs, no sampling
+/// scratch (per thread), and each completed sweep cycle gives back what a
+/// shrunken table no longer uses (`compact`). A peer costs its 152-byte
+/// record, 16 hot bytes, its compact bytes, a slot and pool entry (4 bytes
+/// each) and, past `small_table`, about 11-21 bytes of index.
 ///
 /// Quarantine. Quarantined peers (`flag_quarantined` in their traits) are
 /// kept OUT of every sampling set, so no selection (uniform or policy) can
@@ -225,7 +236,7 @@ class peer_table {
   /// (at most `max_addresses_per_id`). `f` must not call into the table.
   template <class F>
   void for_each_other_address(const peer_id& id, const ip_address& ip, F&& f) const {
-    index_.for_each_same_id(id, ip.v6, records_, [&](std::uint32_t i) {
+    for_each_same_id(id, ip.v6, [&](std::uint32_t i) {
       const record& r = records_[i];
       if (!(r.ip == ip)) {
         f(peer_key{r.id, r.ip}, static_cast<const peer_traits&>(fresh_traits(i)));
@@ -245,8 +256,9 @@ class peer_table {
   const peer_traits* traits(const peer_key& k) const;
 
   /// Traits of the peer most recently removed by a `stopped` announce or a
-  /// sweep (default-constructed before the first removal).
-  const peer_traits& last_removed() const noexcept { return last_removed_; }
+  /// sweep (default-constructed before the first removal). Kept until the
+  /// next completed sweep cycle, which gives the copy's memory back.
+  const peer_traits& last_removed() const noexcept;
 
   /// Calls `f(const peer_key&, const endpoint&, bool seeder, const
   /// peer_traits&)` for every stored peer (quarantined ones included), in
@@ -330,6 +342,7 @@ class peer_table {
     if (cursor_ >= records_.size()) {
       cursor_ = 0;
       res.cycle_done = true;
+      compact(res.expired != 0);
     }
     return res;
   }
@@ -364,6 +377,23 @@ class peer_table {
 
   /// Restarts the selection PRNG (tests, simulator).
   void reseed(std::uint64_t seed) noexcept { rng_.reseed(seed); }
+
+  /// Tables of at most this many peers have no index (see "Memory").
+  static constexpr std::size_t small_table = 8;
+  /// Whether the table has built its index (more than `small_table` peers
+  /// now, or since its last `compact`).
+  bool has_index() const noexcept { return index_.has_value(); }
+  /// Heap bytes the table's arrays hold (capacity, not size): what a swarm's
+  /// peers cost beyond the table object itself, malloc's own overhead not
+  /// included. For tests and the memory bench.
+  std::size_t heap_bytes() const noexcept;
+
+  /// Gives back memory the table no longer needs: shrinks arrays whose
+  /// capacity is far above their size, drops the index of a table that
+  /// shrank to `small_table / 2` peers or fewer, forgets `last_removed`.
+  /// Changes no selection, count or order. Each completed sweep cycle runs
+  /// it.
+  void compact() { compact(false); }
 
   /// Applies pending traits writes to the sampling sets now (every
   /// non-const call does this first; exposed for tests and callers that
@@ -414,7 +444,7 @@ class peer_table {
   /// What selection reads and writes per candidate, 16 bytes, in `hot_`
   /// parallel to `records_` (hot_[i] belongs to records_[i]). A candidate
   /// check and a pick touch one hot entry, one index-pool entry and (for
-  /// the reply) the compact bytes: never the ~200-byte record.
+  /// the reply) the compact bytes: never the 152-byte record.
   struct hot_entry {
     /// Allocation scratch: equals the table's `mark_epoch_` when already
     /// picked for the reply being built (dedupe across policy phases).
@@ -438,6 +468,9 @@ class peer_table {
     }
   };
   static_assert(sizeof(hot_entry) == 16, "one quarter of a cache line per peer");
+#if defined(__x86_64__)
+  static_assert(sizeof(record) == 152, "a record is stored per peer: keep it 152 bytes");
+#endif
 
   /// Flash-crowd bookkeeping of one peer, parallel to `records_`: times
   /// revealed in round `round`. Only flash-crowd's seeder rotation touches it.
@@ -484,6 +517,10 @@ class peer_table {
     void move(const peer_key& k, std::uint32_t from, std::uint32_t to);
     /// Probe-run and tag invariants, and that every record is found; O(size).
     bool check(const std::vector<record>& records) const;
+    /// Rehashes into a smaller array when `size` entries need far fewer
+    /// slots than it has (a swarm that shrank).
+    void shrink(std::size_t size);
+    std::size_t heap_bytes() const noexcept { return slots_.capacity() * sizeof(entry); }
     /// Calls `f(records_ index)` for every record with id `id` and family
     /// `v6` (they share one tag and home bucket: the hash ignores the
     /// address).
@@ -505,6 +542,8 @@ class peer_table {
    private:
     std::uint32_t slot_of(const peer_key& k, std::uint32_t i) const;
     void grow();
+    /// Rehashes every entry into `cap` slots (a power of two, >= 16).
+    void rehash(std::size_t cap);
     std::vector<entry> slots_;
     std::uint32_t mask_ = 0;
     std::size_t size_ = 0;
@@ -513,9 +552,11 @@ class peer_table {
 
   /// The ready-made compact bytes of one address family.
   struct family {
-    explicit family(std::size_t w) : width(w) {}
-    std::size_t width;                 ///< 6 (IPv4) or 18 (IPv6)
-    std::string compact;               ///< width bytes per slot
+    explicit family(bool is_v6) : v6(is_v6) {}
+    /// 6 (IPv4) or 18 (IPv6).
+    std::size_t width() const noexcept { return v6 ? 18 : 6; }
+    bool v6;
+    std::string compact;               ///< width() bytes per slot
     std::vector<std::uint32_t> owner;  ///< slot -> records_ index
     /// Slots [0, active) are sampleable, [active, size) quarantined.
     std::uint32_t active = 0;
@@ -550,14 +591,36 @@ class peer_table {
                      Prepare&& prepare, Emit4&& emit4, Emit6&& emit6);
   /// records_ index of `k`, or `none`.
   std::uint32_t locate(const peer_key& k) const;
+  /// Calls `f(records_ index)` for every record of id `id` and family `v6`.
+  template <class F>
+  void for_each_same_id(const peer_id& id, bool v6, F&& f) const {
+    if (const key_index* index = index_.get()) {
+      index->for_each_same_id(id, v6, records_, f);
+      return;
+    }
+    for (std::uint32_t i = 0; i < records_.size(); ++i) {
+      if (records_[i].ip.v6 == v6 && records_[i].id == id) f(i);
+    }
+  }
+  /// `compact`, keeping `last_removed` when `keep_last_removed` (a sweep
+  /// call that removed peers compacts at the end of its cycle).
+  void compact(bool keep_last_removed);
+  /// Builds the index over every record (the table grew past small_table).
+  void build_index();
+  /// The flash-crowd bookkeeping of record i (sized on first use).
+  reveal_state& reveal_at(std::uint32_t i);
 
-  key_index index_;
+  /// Null while the table is small (see "Memory").
+  lazy_box<key_index> index_;
+  /// The seed of the index's key, for building it later.
+  std::uint64_t index_seed_;
   std::vector<record> records_;
   /// Parallel to records_ (same index, same size, moved together).
   std::vector<hot_entry> hot_;
+  /// Parallel to records_ once flash-crowd selection used it, else empty.
   std::vector<reveal_state> reveal_;
-  family v4_{6};
-  family v6_{18};
+  family v4_{false};
+  family v6_{true};
   /// [0: seeders, 1: leechers][0: IPv4, 1: IPv6] -> records_ indices of the
   /// non-quarantined peers of that role and family.
   std::array<std::array<std::vector<std::uint32_t>, 2>, 2> pools_;
@@ -576,7 +639,8 @@ class peer_table {
   /// Records whose traits were handed out since the last `sync`.
   std::vector<std::uint32_t> pending_;
   bool resync_all_ = false;
-  peer_traits last_removed_;
+  /// Set by each removal, dropped by `compact`.
+  lazy_box<peer_traits> last_removed_;
   /// Seeder-rotation cursors, one per `family_filter` (index = value): a
   /// position in the concatenation of the allowed seeder pools.
   std::array<std::uint32_t, 3> rotation_{};
@@ -586,7 +650,6 @@ class peer_table {
   /// Epoch for `hot_entry::mark` (bumped per allocation).
   std::uint32_t mark_epoch_ = 0;
   fast_rng rng_;
-  sparse_sampler sampler_;
 };
 
 }  // namespace sk

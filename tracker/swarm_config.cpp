@@ -1,6 +1,7 @@
 #include "tracker/swarm_config.hpp"
 
 #include <limits>
+#include <utility>
 
 namespace sk {
 
@@ -97,6 +98,113 @@ std::string swarm_config::validate() const {
     return "seeder warning text must not be empty while seeder warnings are on";
   }
   return {};
+}
+
+namespace {
+
+// Each comparison names every field; the size checks fail when a field is
+// added (compare it here, then update the size).
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+static_assert(sizeof(behaviour_config) == 104, "a behaviour_config field was added: compare it");
+static_assert(sizeof(health_config) == 136, "a health_config field was added: compare it");
+static_assert(sizeof(allocation_config) == 72, "an allocation_config field was added: compare it");
+static_assert(sizeof(interval_control) == 40, "an interval_control field was added: compare it");
+static_assert(sizeof(probe_settings) == 32, "a probe_settings field was added: compare it");
+static_assert(sizeof(swarm_config) == 552, "a swarm_config field was added: compare it");
+#endif
+
+bool same(const behaviour_config& a, const behaviour_config& b) noexcept {
+  return a.min_interval == b.min_interval && a.early_announce_slack == b.early_announce_slack &&
+         a.early_announce_slack_fraction == b.early_announce_slack_fraction &&
+         a.early_warn_after == b.early_warn_after && a.early_refuse_after == b.early_refuse_after &&
+         a.duplicate_window == b.duplicate_window && a.counter_noise == b.counter_noise &&
+         a.stall_announces == b.stall_announces && a.stall_time == b.stall_time &&
+         a.max_rate_bytes_per_second == b.max_rate_bytes_per_second &&
+         a.min_rate_interval == b.min_rate_interval &&
+         a.quarantine_strikes == b.quarantine_strikes &&
+         a.poor_contributor_min_downloaded == b.poor_contributor_min_downloaded &&
+         a.poor_contributor_ratio == b.poor_contributor_ratio;
+}
+
+bool same(const health_config& a, const health_config& b) noexcept {
+  return a.window == b.window && a.bucket == b.bucket && a.min_peers == b.min_peers &&
+         a.min_seeder_ratio == b.min_seeder_ratio &&
+         a.stalled_fraction_degraded == b.stalled_fraction_degraded &&
+         a.stalled_fraction_critical == b.stalled_fraction_critical &&
+         a.early_leave_time == b.early_leave_time &&
+         a.early_leave_fraction == b.early_leave_fraction &&
+         a.early_leave_min_departures == b.early_leave_min_departures &&
+         a.early_leave_seeder_ratio == b.early_leave_seeder_ratio &&
+         a.low_completion_min_leechers == b.low_completion_min_leechers &&
+         a.abusive_fraction == b.abusive_fraction &&
+         a.unreachable_fraction == b.unreachable_fraction &&
+         a.flash_crowd_factor == b.flash_crowd_factor &&
+         a.flash_crowd_min_arrivals == b.flash_crowd_min_arrivals &&
+         a.recovery_evaluations == b.recovery_evaluations &&
+         a.progress_sample_size == b.progress_sample_size;
+}
+
+bool same(const allocation_config& a, const allocation_config& b) noexcept {
+  return a.flash_crowd_seeder_ratio == b.flash_crowd_seeder_ratio &&
+         a.flash_crowd_min_leechers == b.flash_crowd_min_leechers &&
+         a.flash_crowd_reveal == b.flash_crowd_reveal &&
+         a.flash_crowd_seeders_per_reply == b.flash_crowd_seeders_per_reply &&
+         a.leecher_seeder_share == b.leecher_seeder_share &&
+         a.stalled_boost_fraction == b.stalled_boost_fraction &&
+         a.contribution_weight == b.contribution_weight &&
+         a.contribution_floor == b.contribution_floor &&
+         a.candidate_oversampling == b.candidate_oversampling &&
+         a.flash_crowd_oversampling == b.flash_crowd_oversampling &&
+         a.extra_draws_per_peer == b.extra_draws_per_peer;
+}
+
+bool same(const interval_control& a, const interval_control& b) noexcept {
+  return a.starving_leecher_scale == b.starving_leecher_scale &&
+         a.large_swarm_peers == b.large_swarm_peers && a.large_swarm_scale == b.large_swarm_scale &&
+         a.jitter == b.jitter && a.unreachable_leecher_scale == b.unreachable_leecher_scale;
+}
+
+bool same(const probe_settings& a, const probe_settings& b) noexcept {
+  return a.enabled == b.enabled && a.reprobe_after == b.reprobe_after &&
+         a.max_outstanding == b.max_outstanding && a.result_timeout == b.result_timeout;
+}
+
+}  // namespace
+
+bool same_config(const swarm_config& a, const swarm_config& b) noexcept {
+  return a.announce_interval == b.announce_interval && a.min_interval == b.min_interval &&
+         a.default_numwant == b.default_numwant && a.max_numwant == b.max_numwant &&
+         a.peer_timeout == b.peer_timeout && a.sweep_period == b.sweep_period &&
+         a.sweep_batch == b.sweep_batch && a.idle_lifetime == b.idle_lifetime &&
+         a.max_peers == b.max_peers && a.rng_seed == b.rng_seed &&
+         a.health_tick == b.health_tick && same(a.behaviour, b.behaviour) &&
+         same(a.health, b.health) && same(a.allocation, b.allocation) &&
+         a.default_policy == b.default_policy && same(a.intervals, b.intervals) &&
+         a.banned_clients == b.banned_clients &&
+         a.banned_retry_in_minutes == b.banned_retry_in_minutes &&
+         a.warn_seeders_when_degraded == b.warn_seeders_when_degraded &&
+         a.seeder_warning_text == b.seeder_warning_text && same(a.probe, b.probe) &&
+         a.history_size == b.history_size && a.test_hooks == b.test_hooks;
+}
+
+swarm_settings::swarm_settings(swarm_config cfg) : config(std::move(cfg)) {
+  behaviour = config.behaviour;
+  // The detectors judge against the min interval the swarm announces.
+  behaviour.min_interval = config.min_interval;
+  strict_behaviour = behaviour;
+  strict_behaviour.quarantine_strikes = 1;
+  strict_behaviour.early_refuse_after = 1;
+}
+
+swarm_settings_ptr share_settings(const swarm_config& cfg) {
+  // Weak: the cache keeps no settings (nor their ban list) alive.
+  thread_local std::weak_ptr<const swarm_settings> last;
+  if (auto s = last.lock(); s && same_config(s->config, cfg)) {
+    return s;
+  }
+  auto s = std::make_shared<const swarm_settings>(cfg);
+  last = s;
+  return s;
 }
 
 }  // namespace sk

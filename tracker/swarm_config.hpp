@@ -81,8 +81,9 @@ struct probe_settings {
   std::chrono::seconds result_timeout{300};
 };
 
-/// Tunables shared by every swarm actor (each swarm keeps its own copy, so
-/// that remediation can later change one swarm without touching others).
+/// Tunables of every swarm of a node. Swarms do not copy it: each holds the
+/// node's one `swarm_settings` (below); what remediation changes per swarm
+/// lives in the swarm's `swarm_knobs`.
 ///
 /// Timing model: clients re-announce every `announce_interval` (never sooner
 /// than `min_interval`); a peer that has not announced for `peer_timeout` is
@@ -176,5 +177,35 @@ struct swarm_config {
     return static_cast<std::size_t>(requested < max_numwant ? requested : max_numwant);
   }
 };
+
+/// Whether two configs are equal field by field (`banned_clients` by
+/// identity: the same live list). Configs that are equal can share one
+/// `swarm_settings`.
+bool same_config(const swarm_config& a, const swarm_config& b) noexcept;
+
+/// One `swarm_config`, immutable and shared by every swarm built from it,
+/// with what each swarm would otherwise derive and keep a copy of. A node's
+/// swarms all run on one of these: 16 bytes per swarm instead of a 550-byte
+/// copy with its own warning text on the heap.
+struct swarm_settings {
+  explicit swarm_settings(swarm_config cfg);
+
+  swarm_config config;
+  /// The per-peer detectors' thresholds: `config.behaviour`, judged against
+  /// the swarm's own `config.min_interval` ...
+  behaviour_config behaviour;
+  /// ... and the same under the `quarantine_strict` knob: one strike
+  /// quarantines, the first early announce is refused.
+  behaviour_config strict_behaviour;
+};
+
+using swarm_settings_ptr = std::shared_ptr<const swarm_settings>;
+
+/// Settings for `cfg`, shared with the swarms built from an equal config
+/// just before on this thread (`same_config`): a node spawning millions of
+/// swarms from its one config makes one `swarm_settings` per thread, not one
+/// per swarm. Thread-safe (the cache is per thread and holds no reference,
+/// so settings end with their last swarm).
+swarm_settings_ptr share_settings(const swarm_config& cfg);
 
 }  // namespace sk

@@ -26,33 +26,30 @@ std::uint64_t derive(std::uint64_t seed, std::uint64_t stream) {
 
 bool valid_scale(double s) noexcept { return s > 0.0 && s <= max_interval_scale; }
 
-
+/// The history of a swarm that has none.
+const std::deque<remediation_record>& no_history() {
+  static const std::deque<remediation_record> empty;
+  return empty;
+}
 
 }  // namespace
 
-swarm_core::swarm_core(const info_hash& hash, swarm_config cfg, std::uint64_t seed)
+swarm_core::swarm_core(const info_hash& hash, swarm_settings_ptr settings, std::uint64_t seed)
     : hash_(hash),
-      cfg_(std::move(cfg)),
+      settings_(std::move(settings)),
       seed_(seed),
-      table_(seed, cfg_.max_peers),
-      allocator_(cfg_.allocation, derive(seed, allocator_stream)),
-      tracker_(cfg_.health),
-      sample_(cfg_.health.progress_sample_size, derive(seed, sample_stream)),
-      knobs_(cfg_.default_knobs()),
-      jitter_rng_(derive(seed, jitter_stream)) {
-  apply_behaviour_knobs();
-}
+      table_(seed, settings_->config.max_peers),
+      // Views into the shared settings (aliasing pointers: no copy, no
+      // allocation).
+      allocator_(allocator::on_shared(
+          std::shared_ptr<const allocation_config>(settings_, &settings_->config.allocation),
+          derive(seed, allocator_stream))),
+      tracker_(swarm_health_tracker::on_shared(
+          std::shared_ptr<const health_config>(settings_, &settings_->config.health))),
+      knobs_(settings_->config.default_knobs()) {}
 
-void swarm_core::apply_behaviour_knobs() {
-  behaviour_ = cfg_.behaviour;
-  // The detectors judge against the min interval this swarm announces.
-  behaviour_.min_interval = cfg_.min_interval;
-  if (knobs_.quarantine_strict) {
-    // One strike quarantines; the first early announce is refused.
-    behaviour_.quarantine_strikes = 1;
-    behaviour_.early_refuse_after = 1;
-  }
-}
+swarm_core::swarm_core(const info_hash& hash, const swarm_config& cfg, std::uint64_t seed)
+    : swarm_core(hash, share_settings(cfg), seed) {}
 
 void swarm_core::note_occupancy(time_point now) {
   if (!table_.empty()) {
@@ -66,8 +63,8 @@ void swarm_core::refuse(announce_result& out, const std::string& reason,
                         std::int64_t retry_in_minutes) {
   out.failure_reason = reason;
   out.retry_in_minutes = retry_in_minutes;
-  out.interval = cfg_.announce_interval.count();
-  out.min_interval = cfg_.min_interval.count();
+  out.interval = config().announce_interval.count();
+  out.min_interval = config().min_interval.count();
   out.stats = table_.stats();
 }
 
@@ -77,14 +74,20 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
     return false;
   }
   ++counters_.announces;
+  const swarm_config& cfg = config();
 
   // 1. Banned client prefixes: refused before anything is stored.
-  if (cfg_.banned_clients) {
-    const client_ban_list* bans = bans_.get(cfg_.banned_clients->cell());
-    if (const ban_rule* rule = bans->empty() ? nullptr : bans->match(req.id)) {
+  if (cfg.banned_clients) {
+    // One cached snapshot of the node-wide list per thread, shared by every
+    // swarm the thread runs (one acquire load per announce while the list
+    // does not change; the reader reloads when the cell or its version
+    // differs from what it cached).
+    thread_local snapshot_reader<client_ban_list> bans;
+    const client_ban_list* list = bans.get(cfg.banned_clients->cell());
+    if (const ban_rule* rule = list->empty() ? nullptr : list->match(req.id)) {
       ++counters_.banned;
-      cfg_.banned_clients->count_refusal();
-      refuse(out, rule->reason, cfg_.banned_retry_in_minutes);
+      cfg.banned_clients->count_refusal();
+      refuse(out, rule->reason, cfg.banned_retry_in_minutes);
       return true;
     }
   }
@@ -116,7 +119,7 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
   if (known != nullptr) {
     was_seeder = table_.is_seeder(key);
     const auto last_event = static_cast<announce_event>(known->last_event);
-    verdict = observe_announce(*known, req, false, now, tracker_.torrent_size(), behaviour_);
+    verdict = observe_announce(*known, req, false, now, tracker_.torrent_size(), behaviour());
     judged = true;
     if (verdict.refuse) {
       ++counters_.refused;
@@ -142,7 +145,7 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
   const peer_traits* requester_traits = nullptr;
   switch (change) {
     case peer_table::change::added:
-      verdict = observe_announce(*traits, req, true, now, tracker_.torrent_size(), behaviour_);
+      verdict = observe_announce(*traits, req, true, now, tracker_.torrent_size(), behaviour());
       judged = true;
       tracker_.on_announce(*traits, true, seeder_now, now);
       requester_traits = traits;
@@ -179,7 +182,7 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
     ar.requester_seeder = seeder_now;
     ar.requester_partial = partial_now;
     ar.requester_traits = requester_traits;
-    ar.numwant = cfg_.resolve_numwant(req.numwant);
+    ar.numwant = cfg.resolve_numwant(req.numwant);
     ar.compact = req.compact;
     if (a.own_family_only) {
       ar.family = a.peer.ip.v6 ? family_filter::v6_only : family_filter::v4_only;
@@ -196,19 +199,19 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
   // like a seeder, never as a starving leecher.
   out.interval = interval_for(seeder_now || partial_now);
   if (!seeder_now && requester_traits != nullptr && requester_traits->has(flag_unreachable) &&
-      cfg_.intervals.unreachable_leecher_scale < 1.0) {
+      cfg.intervals.unreachable_leecher_scale < 1.0) {
     // See interval_control::unreachable_leecher_scale.
     out.interval = std::max<std::int64_t>(
-        cfg_.min_interval.count(),
-        std::llround(static_cast<double>(out.interval) * cfg_.intervals.unreachable_leecher_scale));
+        cfg.min_interval.count(),
+        std::llround(static_cast<double>(out.interval) * cfg.intervals.unreachable_leecher_scale));
   }
-  out.min_interval = cfg_.min_interval.count();
+  out.min_interval = cfg.min_interval.count();
   if (judged && verdict.warn && !verdict.message.empty()) {
     ++counters_.warned;
     out.warning_message = verdict.message;
   } else if (seeder_now && req.event != announce_event::stopped && seeder_appeal_active()) {
     ++counters_.seeder_appeals;
-    out.warning_message = cfg_.seeder_warning_text;
+    out.warning_message = cfg.seeder_warning_text;
   }
   out.stats = table_.stats();
   note_occupancy(now);
@@ -216,7 +219,7 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
 }
 
 peer_table::sweep_result swarm_core::sweep(time_point now) {
-  auto r = table_.sweep(now, cfg_.peer_timeout, cfg_.sweep_batch,
+  auto r = table_.sweep(now, config().peer_timeout, config().sweep_batch,
                         [this, now](const peer_key&, bool seeder, const peer_traits& t) {
                           tracker_.on_peer_left(t, seeder, now);
                         });
@@ -226,11 +229,15 @@ peer_table::sweep_result swarm_core::sweep(time_point now) {
 
 std::optional<health_report> swarm_core::tick(time_point now) {
   expire_probes(now);
-  sample_.clear();
-  table_.for_each([this](const peer_key&, const endpoint&, bool seeder, const peer_traits& t) {
-    sample_.add(t, seeder);
+  // The census is scratch for this tick only: one sample per thread, reset
+  // to this swarm's capacity and seed (the same values every tick, so the
+  // kept progress sample is what a sample of the swarm's own would keep).
+  thread_local health_sample sample;
+  sample.reset(config().health.progress_sample_size, derive(seed_, sample_stream));
+  table_.for_each([](const peer_key&, const endpoint&, bool seeder, const peer_traits& t) {
+    sample.add(t, seeder);
   });
-  const health_report& r = tracker_.evaluate(sample_, now);
+  const health_report& r = tracker_.evaluate(sample, now);
   evaluated_ = true;
   if (tracker_.changed()) {
     return r;
@@ -239,12 +246,13 @@ std::optional<health_report> swarm_core::tick(time_point now) {
 }
 
 std::int64_t swarm_core::interval_for(bool seeder) {
-  const auto base = cfg_.announce_interval.count();
-  const auto& ic = cfg_.intervals;
+  const swarm_config& cfg = config();
+  const auto base = cfg.announce_interval.count();
+  const auto& ic = cfg.intervals;
   double scale = 1.0;
   if (const health_report* r = last_report()) {
     const bool starving = (r->reasons & starving_reasons) != 0 &&
-                          table_.size() >= static_cast<std::size_t>(cfg_.health.min_peers);
+                          table_.size() >= static_cast<std::size_t>(cfg.health.min_peers);
     if (!seeder && starving) {
       scale = ic.starving_leecher_scale;
     } else if (r->state == swarm_health::healthy && table_.size() >= ic.large_swarm_peers) {
@@ -262,13 +270,17 @@ std::int64_t swarm_core::interval_for(bool seeder) {
   }
   double secs = static_cast<double>(base) * scale;
   if (ic.jitter > 0.0) {
+    if (!jitter_rng_.has_value()) {
+      jitter_rng_.ensure().reseed(derive(seed_, jitter_stream));
+    }
     // Uniform in [-1, 1) from the top 53 bits.
-    const double u = static_cast<double>(jitter_rng_.next() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    const double u =
+        static_cast<double>(jitter_rng_.get()->next() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
     secs *= 1.0 + ic.jitter * u;
   }
-  const double lo = static_cast<double>(cfg_.min_interval.count());
+  const double lo = static_cast<double>(cfg.min_interval.count());
   const double hi = static_cast<double>(
-      std::max(cfg_.announce_interval, cfg_.peer_timeout - cfg_.min_interval).count());
+      std::max(cfg.announce_interval, cfg.peer_timeout - cfg.min_interval).count());
   secs = std::clamp(secs, lo, std::max(lo, hi));
   return static_cast<std::int64_t>(std::llround(secs));
 }
@@ -277,7 +289,7 @@ bool swarm_core::seeder_appeal_active() const noexcept {
   if (knobs_.seeder_warning) {
     return true;
   }
-  if (!cfg_.warn_seeders_when_degraded) {
+  if (!config().warn_seeders_when_degraded) {
     return false;
   }
   const health_report* r = last_report();
@@ -295,20 +307,23 @@ void swarm_core::consider_probe(const peer_key& key, std::uint16_t port, peer_tr
   }
   const std::int64_t now_s =
       std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  const std::size_t max_outstanding = config().probe.max_outstanding;
   const bool due = t.probed_port != port || now_s - static_cast<std::int64_t>(t.probed_at_s) >=
-                                                cfg_.probe.reprobe_after.count();
+                                                config().probe.reprobe_after.count();
   if (!due) {
     return;
   }
-  for (const auto& o : probe_outstanding_) {
-    if (o.key == key) {
-      return;  // one probe per peer at a time
+  if (const probe_state* p = probes_.get()) {
+    for (const auto& o : p->outstanding) {
+      if (o.key == key) {
+        return;  // one probe per peer at a time
+      }
     }
-  }
-  if (probe_outstanding_.size() >= cfg_.probe.max_outstanding) {
-    expire_probes(now);
-    if (probe_outstanding_.size() >= cfg_.probe.max_outstanding) {
-      return;  // bounded: this peer gets its chance at a later announce
+    if (p->outstanding.size() >= max_outstanding) {
+      expire_probes(now);
+      if (outstanding_probes() >= max_outstanding) {
+        return;  // bounded: this peer gets its chance at a later announce
+      }
     }
   }
   if (t.probed_port != 0 && t.probed_port != port) {
@@ -318,33 +333,51 @@ void swarm_core::consider_probe(const peer_key& key, std::uint16_t port, peer_tr
   }
   t.probed_at_s = static_cast<std::uint32_t>(now_s);
   t.probed_port = port;
-  probe_outstanding_.push_back({key, port, now});
-  probe_ready_.push_back(probe_request{hash_, key.id, endpoint{key.ip, port}});
+  probe_state& p = probes_.ensure();
+  p.outstanding.push_back({key, port, now});
+  p.ready.push_back(probe_request{hash_, key.id, endpoint{key.ip, port}});
   ++counters_.probes_requested;
 }
 
 void swarm_core::expire_probes(time_point now) {
-  const auto before = probe_outstanding_.size();
-  probe_outstanding_.erase(std::remove_if(probe_outstanding_.begin(), probe_outstanding_.end(),
-                                          [&](const outstanding_probe& o) {
-                                            return now - o.since >= cfg_.probe.result_timeout;
-                                          }),
-                           probe_outstanding_.end());
-  counters_.probes_expired += before - probe_outstanding_.size();
+  probe_state* p = probes_.get();
+  if (p == nullptr) {
+    return;
+  }
+  const auto before = p->outstanding.size();
+  const auto timeout = config().probe.result_timeout;
+  p->outstanding.erase(std::remove_if(p->outstanding.begin(), p->outstanding.end(),
+                                      [&](const outstanding_probe& o) {
+                                        return now - o.since >= timeout;
+                                      }),
+                       p->outstanding.end());
+  counters_.probes_expired += before - p->outstanding.size();
+  release_probes();
+}
+
+void swarm_core::release_probes() noexcept {
+  if (const probe_state* p = probes_.get(); p && p->outstanding.empty() && p->ready.empty()) {
+    probes_.reset();
+  }
 }
 
 std::vector<probe_request> swarm_core::take_probe_requests() {
   std::vector<probe_request> out;
-  out.swap(probe_ready_);
+  if (probe_state* p = probes_.get()) {
+    out.swap(p->ready);
+    release_probes();
+  }
   return out;
 }
 
 bool swarm_core::apply_probe_result(const peer_key& key, std::uint16_t port, probe_outcome outcome,
                                     time_point now) {
-  for (auto it = probe_outstanding_.begin(); it != probe_outstanding_.end(); ++it) {
-    if (it->key == key && it->port == port) {
-      probe_outstanding_.erase(it);
-      break;
+  if (probe_state* p = probes_.get()) {
+    for (auto it = p->outstanding.begin(); it != p->outstanding.end(); ++it) {
+      if (it->key == key && it->port == port) {
+        p->outstanding.erase(it);
+        break;
+      }
     }
   }
   expire_probes(now);
@@ -391,11 +424,7 @@ bool swarm_core::set_knobs(const swarm_knobs& k) {
       static_cast<int>(k.policy) >= policy_kind_count) {
     return false;
   }
-  const bool strict_changed = k.quarantine_strict != knobs_.quarantine_strict;
   knobs_ = k;
-  if (strict_changed) {
-    apply_behaviour_knobs();
-  }
   return true;
 }
 
@@ -415,16 +444,19 @@ bool swarm_core::set_leecher_interval_scale(double s) {
   return true;
 }
 
-void swarm_core::set_quarantine_strict(bool on) {
-  knobs_.quarantine_strict = on;
-  apply_behaviour_knobs();
-}
+void swarm_core::set_quarantine_strict(bool on) { knobs_.quarantine_strict = on; }
 
 void swarm_core::record(remediation_record r) {
-  history_.push_back(std::move(r));
-  while (history_.size() > cfg_.history_size) {
-    history_.pop_front();
+  auto& h = history_.ensure();
+  h.push_back(std::move(r));
+  while (h.size() > config().history_size) {
+    h.pop_front();
   }
+}
+
+const std::deque<remediation_record>& swarm_core::history() const noexcept {
+  const auto* h = history_.get();
+  return h != nullptr ? *h : no_history();
 }
 
 bool swarm_core::check_invariants() const {
@@ -435,11 +467,12 @@ bool swarm_core::check_invariants() const {
       static_cast<int>(knobs_.policy) >= policy_kind_count) {
     return false;
   }
-  if (history_.size() > cfg_.history_size) {
+  if (history().size() > config().history_size) {
     return false;
   }
-  if (probe_outstanding_.size() > cfg_.probe.max_outstanding ||
-      probe_ready_.size() > probe_outstanding_.size()) {
+  if (const probe_state* p = probes_.get();
+      p != nullptr && (p->outstanding.size() > config().probe.max_outstanding ||
+                       p->ready.size() > p->outstanding.size())) {
     return false;
   }
   // The idle clock runs exactly while the table is empty (both are updated

@@ -38,6 +38,7 @@
 #include "tracker/allocation.hpp"
 #include "tracker/healing_types.hpp"
 #include "tracker/health_types.hpp"
+#include "tracker/lazy_box.hpp"
 #include "tracker/swarm_messages.hpp"
 #include "tracker/peer_behaviour.hpp"
 #include "tracker/peer_table.hpp"
@@ -82,12 +83,18 @@ class swarm_core {
  public:
   using time_point = health_time;
 
-  /// `cfg` must be valid (`cfg.validate()` empty); `seed` seeds peer
-  /// selection, jitter and the health sample.
-  swarm_core(const info_hash& hash, swarm_config cfg, std::uint64_t seed);
+  /// `settings->config` must be valid (`validate()` empty); `seed` seeds
+  /// peer selection, jitter and the health sample. The settings are shared,
+  /// never copied: a node's swarms all hold its one `swarm_settings`.
+  swarm_core(const info_hash& hash, swarm_settings_ptr settings, std::uint64_t seed);
+  /// The same on `share_settings(cfg)`: swarms built one after the other
+  /// from equal configs share one settings object.
+  swarm_core(const info_hash& hash, const swarm_config& cfg, std::uint64_t seed);
 
   const info_hash& hash() const noexcept { return hash_; }
-  const swarm_config& config() const noexcept { return cfg_; }
+  const swarm_config& config() const noexcept { return settings_->config; }
+  /// The shared settings (for building another core on the same ones).
+  const swarm_settings_ptr& settings() const noexcept { return settings_; }
   std::uint64_t seed() const noexcept { return seed_; }
 
   /// Applies one announce and fills `out` (which the caller has cleared: its
@@ -109,7 +116,7 @@ class swarm_core {
   std::optional<time_point> empty_since() const noexcept { return empty_since_; }
   /// Empty for at least `idle_lifetime` at `now`.
   bool idle(time_point now) const noexcept {
-    return empty_since_ && now - *empty_since_ >= cfg_.idle_lifetime;
+    return empty_since_ && now - *empty_since_ >= config().idle_lifetime;
   }
   /// Starts the idle clock of a swarm that has never seen an announce.
   void note_occupancy(time_point now);
@@ -130,7 +137,7 @@ class swarm_core {
   /// (0, max_interval_scale].
   bool set_knobs(const swarm_knobs& k);
   /// Back to `config().default_knobs()`.
-  void reset_knobs() { set_knobs(cfg_.default_knobs()); }
+  void reset_knobs() { set_knobs(config().default_knobs()); }
   void set_policy(policy_kind p) { knobs_.policy = p; }
   policy_kind policy() const noexcept { return knobs_.policy; }
   bool set_interval_scale(double s);
@@ -147,14 +154,18 @@ class swarm_core {
   /// Turns probe decisions on or off. On only when `config().probe.enabled`
   /// too; the swarm actor turns it on when it has a prober (a swarm without
   /// one never asks). Off initially.
-  void set_probing(bool on) noexcept { probing_ = on && cfg_.probe.enabled; }
+  void set_probing(bool on) noexcept { probing_ = on && config().probe.enabled; }
   bool probing() const noexcept { return probing_; }
   /// The probe requests decided since the last call (each already counts as
   /// outstanding). At most `probe.max_outstanding`.
   std::vector<probe_request> take_probe_requests();
-  bool has_probe_requests() const noexcept { return !probe_ready_.empty(); }
+  bool has_probe_requests() const noexcept {
+    return probes_.has_value() && !probes_.get()->ready.empty();
+  }
   /// Probes asked for and not yet answered (or expired).
-  std::size_t outstanding_probes() const noexcept { return probe_outstanding_.size(); }
+  std::size_t outstanding_probes() const noexcept {
+    return probes_.has_value() ? probes_.get()->outstanding.size() : 0;
+  }
   /// Applies the answer for peer `key` probed at `port`: sets the
   /// reachability flags or quarantines (see `probe_settings`), and frees its
   /// outstanding slot. Returns false, changing no flag, when the peer is
@@ -166,7 +177,9 @@ class swarm_core {
 
   /// Appends one action, dropping the oldest beyond `history_size`.
   void record(remediation_record r);
-  const std::deque<remediation_record>& history() const noexcept { return history_; }
+  /// Oldest first (allocated with the first action: most swarms never have
+  /// one).
+  const std::deque<remediation_record>& history() const noexcept;
 
   // -- introspection --------------------------------------------------------------
 
@@ -183,7 +196,9 @@ class swarm_core {
   const swarm_health_tracker& tracker() const noexcept { return tracker_; }
   const swarm_core_counters& counters() const noexcept { return counters_; }
   /// The per-peer detector thresholds in force (config + strict knob).
-  const behaviour_config& behaviour() const noexcept { return behaviour_; }
+  const behaviour_config& behaviour() const noexcept {
+    return knobs_.quarantine_strict ? settings_->strict_behaviour : settings_->behaviour;
+  }
 
   /// Cross-checks the peer table and the core's own bookkeeping; the
   /// supervisor checks it before restarting from this state. O(peers).
@@ -199,37 +214,43 @@ class swarm_core {
   void consider_probe(const peer_key& key, std::uint16_t port, peer_traits& t, time_point now);
   /// Forgets outstanding probes older than `probe.result_timeout`.
   void expire_probes(time_point now);
-  void apply_behaviour_knobs();
+  /// Drops the probe state once nothing is outstanding or ready.
+  void release_probes() noexcept;
 
+  // Layout: what every swarm has inline, in as few bytes as the types
+  // allow; what only some swarms need (history, probes, the jitter stream)
+  // in lazy boxes, 8 bytes each while absent. The node-wide settings are
+  // shared. The ban list is read through a per-thread snapshot reader
+  // (swarm_core.cpp), not one per swarm.
   info_hash hash_;
-  swarm_config cfg_;
+  bool evaluated_ = false;
+  bool probing_ = false;
+  swarm_settings_ptr settings_;
   std::uint64_t seed_;
   peer_table table_;
   allocator allocator_;
   swarm_health_tracker tracker_;
-  health_sample sample_;
-  behaviour_config behaviour_;
   swarm_knobs knobs_;
-  bool evaluated_ = false;
   std::optional<time_point> empty_since_;
-  std::deque<remediation_record> history_;
+  lazy_box<std::deque<remediation_record>> history_;
   swarm_core_counters counters_;
-  /// This swarm's cached snapshot of the node-wide ban list (one acquire
-  /// load per announce while the list does not change).
-  snapshot_reader<client_ban_list> bans_;
-  /// Interval jitter (own stream, so jitter never shifts peer selection).
-  fast_rng jitter_rng_;
+  /// Interval jitter (own stream, so jitter never shifts peer selection);
+  /// created, from the seed, the first time an interval is jittered.
+  lazy_box<fast_rng> jitter_rng_;
   /// An asked-for probe: which peer, for which port, since when.
   struct outstanding_probe {
     peer_key key;
     std::uint16_t port = 0;
     time_point since{};
   };
-  bool probing_ = false;
-  /// At most `probe.max_outstanding` (a linear scan is fine).
-  std::vector<outstanding_probe> probe_outstanding_;
-  /// Decided, not yet taken by the owner (a subset of the outstanding).
-  std::vector<probe_request> probe_ready_;
+  struct probe_state {
+    /// At most `probe.max_outstanding` (a linear scan is fine).
+    std::vector<outstanding_probe> outstanding;
+    /// Decided, not yet taken by the owner (a subset of the outstanding).
+    std::vector<probe_request> ready;
+  };
+  /// Present while a probe is outstanding or ready.
+  lazy_box<probe_state> probes_;
 };
 
 /// Health reasons more seeding would fix (the seeder appeal's trigger).

@@ -82,6 +82,12 @@ std::string health_config::validate() const {
 health_sample::health_sample(std::size_t capacity, std::uint64_t seed)
     : capacity_(capacity), seed_(seed), rng_state_(seed) {}
 
+void health_sample::reset(std::size_t capacity, std::uint64_t seed) {
+  capacity_ = capacity;
+  seed_ = seed;
+  clear();
+}
+
 void health_sample::add(const peer_traits& t, bool seeder) {
   const bool partial = !seeder && t.has(flag_partial_seed);
   if (seeder) {
@@ -125,21 +131,122 @@ float health_sample::progress_quantile(double q) const {
 
 // --- swarm_health_tracker ---------------------------------------------------
 
-swarm_health_tracker::swarm_health_tracker(health_config cfg) { set_config(cfg); }
+namespace {
 
-void swarm_health_tracker::set_config(health_config cfg) {
+/// The window and bucket a tracker works with: at least 1 s each, the
+/// bucket no longer than the window.
+health_config normalised(health_config cfg) {
   cfg.window = std::max(cfg.window, seconds{1});
   cfg.bucket = std::clamp(cfg.bucket, seconds{1}, cfg.window);
-  const bool same_layout = !ring_.empty() && cfg.window == cfg_.window && cfg.bucket == cfg_.bucket;
-  cfg_ = cfg;
+  return cfg;
+}
+
+}  // namespace
+
+swarm_health_tracker::swarm_health_tracker(health_config cfg) { set_config(cfg); }
+
+swarm_health_tracker swarm_health_tracker::on_shared(std::shared_ptr<const health_config> cfg) {
+  const health_config n = normalised(*cfg);
+  if (n.window != cfg->window || n.bucket != cfg->bucket) {
+    return swarm_health_tracker(n);
+  }
+  return swarm_health_tracker(shared_tag{}, std::move(cfg));
+}
+
+swarm_health_tracker::swarm_health_tracker(shared_tag, std::shared_ptr<const health_config> cfg)
+    : cfg_(std::move(cfg)) {
+  init_layout();
+}
+
+void swarm_health_tracker::set_config(health_config cfg) {
+  cfg = normalised(cfg);
+  const bool same_layout =
+      slots_ != 0 && cfg.window == cfg_->window && cfg.bucket == cfg_->bucket;
+  cfg_ = std::make_shared<const health_config>(cfg);
   if (!same_layout) {
-    const auto n = (cfg_.window.count() + cfg_.bucket.count() - 1) / cfg_.bucket.count();
-    ring_.assign(static_cast<std::size_t>(n), bucket{});
+    init_layout();
+  }
+}
+
+void swarm_health_tracker::init_layout() {
+  slots_ = (cfg_->window.count() + cfg_->bucket.count() - 1) / cfg_->bucket.count();
+  ring_.clear();
+  ring_.shrink_to_fit();
+}
+
+std::size_t swarm_health_tracker::list_limit() const noexcept {
+  // A list scan touches every entry; past a quarter of the ring (at least
+  // 4) the ring's direct slot is cheaper. Always below the ring's size, so
+  // `is_ring` tells the two apart.
+  const auto quarter = static_cast<std::size_t>(slots_ / 4);
+  return std::min(static_cast<std::size_t>(slots_ - 1), std::max<std::size_t>(4, quarter));
+}
+
+const swarm_health_tracker::bucket* swarm_health_tracker::find_slot(
+    std::int64_t epoch) const noexcept {
+  const std::size_t r = residue(epoch);
+  if (is_ring()) {
+    return &ring_[r];
+  }
+  for (const bucket& b : ring_) {
+    if (residue(b.epoch) == r) {
+      return &b;
+    }
+  }
+  return nullptr;
+}
+
+swarm_health_tracker::bucket* swarm_health_tracker::find_slot(std::int64_t epoch) noexcept {
+  return const_cast<bucket*>(static_cast<const swarm_health_tracker*>(this)->find_slot(epoch));
+}
+
+swarm_health_tracker::bucket& swarm_health_tracker::slot(std::int64_t epoch) {
+  if (bucket* b = find_slot(epoch)) {
+    return *b;
+  }
+  if (ring_.size() >= list_limit()) {
+    drop_old(epoch);
+  }
+  if (ring_.size() < list_limit()) {
+    ring_.push_back(bucket{});
+    return ring_.back();
+  }
+  // The list is full: the ring, with every bucket in its slot.
+  std::vector<bucket> ring(static_cast<std::size_t>(slots_));
+  for (const bucket& b : ring_) {
+    ring[residue(b.epoch)] = b;
+  }
+  ring_.swap(ring);
+  return ring_[residue(epoch)];
+}
+
+void swarm_health_tracker::drop_old(std::int64_t e) {
+  // Buckets at or before e - slots are outside every window from e on: a
+  // later event in their slot would replace them anyway, and no total or
+  // export from e on counts them.
+  const auto old = [&](const bucket& b) { return b.epoch <= e - slots_; };
+  if (is_ring()) {
+    const auto live = static_cast<std::size_t>(
+        std::count_if(ring_.begin(), ring_.end(), [&](const bucket& b) { return !old(b); }));
+    if (live > list_limit() / 2) {
+      return;  // busy: keep the ring
+    }
+    std::vector<bucket> list;
+    list.reserve(live);
+    for (const bucket& b : ring_) {
+      if (!old(b)) list.push_back(b);
+    }
+    ring_.swap(list);
+    return;
+  }
+  ring_.erase(std::remove_if(ring_.begin(), ring_.end(), old), ring_.end());
+  if (ring_.empty()) {
+    ring_.shrink_to_fit();
   }
 }
 
 std::int64_t swarm_health_tracker::epoch_of(health_time t) const noexcept {
-  const auto width = std::chrono::duration_cast<health_clock::duration>(cfg_.bucket).count();
+  const auto width = std::chrono::duration_cast<health_clock::duration>(cfg_->bucket).count();
   const auto ticks = t.time_since_epoch().count();
   // Floor division: tests may use times before the clock's epoch.
   std::int64_t e = ticks / width;
@@ -149,8 +256,11 @@ std::int64_t swarm_health_tracker::epoch_of(health_time t) const noexcept {
 
 swarm_health_tracker::bucket* swarm_health_tracker::bucket_at(health_time now) {
   const std::int64_t e = epoch_of(now);
-  const auto n = static_cast<std::int64_t>(ring_.size());
-  bucket& b = ring_[static_cast<std::size_t>(((e % n) + n) % n)];
+  bucket* found = find_slot(e);
+  if (found == nullptr && e < -1) {
+    return nullptr;  // an unused slot (epoch -1) is newer: as the ring's refuses
+  }
+  bucket& b = found != nullptr ? *found : slot(e);
   if (b.epoch > e) {
     // An event older than the slot's current bucket: it fell out of the
     // window already (callers feed time in order; this only guards misuse).
@@ -166,8 +276,12 @@ swarm_health_tracker::bucket* swarm_health_tracker::bucket_at(health_time now) {
 swarm_health_tracker::portable_state swarm_health_tracker::export_state(health_time now) const {
   portable_state s;
   const std::int64_t e = epoch_of(now);
-  const auto n = static_cast<std::int64_t>(ring_.size());
-  for (const bucket& b : ring_) {
+  const std::int64_t n = slots_;
+  // In ring slot order; a slot without a bucket is an unused one (epoch -1).
+  const bucket unused{};
+  for (std::int64_t r = 0; r < n; ++r) {
+    const bucket* found = find_slot(r);
+    const bucket& b = found != nullptr ? *found : unused;
     if (b.epoch <= e - n || b.epoch > e) continue;  // empty or outside the window
     s.bucket_ages.push_back(e - b.epoch);
     s.bucket_counts.insert(s.bucket_counts.end(), {b.announces, b.completions, b.arrivals,
@@ -193,13 +307,13 @@ void swarm_health_tracker::import_state(const portable_state& s, health_time now
                : swarm_health::unevaluated;
   };
   constexpr std::uint32_t all_reasons = (1u << health_reason_count) - 1;
-  for (bucket& b : ring_) b = bucket{};
+  ring_.clear();
   const std::int64_t e = epoch_of(now);
-  const auto n = static_cast<std::int64_t>(ring_.size());
+  const std::int64_t n = slots_;
   for (std::size_t i = 0; i < s.bucket_ages.size() && 5 * i + 4 < s.bucket_counts.size(); ++i) {
     const std::int64_t age = s.bucket_ages[i];
     if (age < 0 || age >= n) continue;
-    bucket& b = ring_[static_cast<std::size_t>((((e - age) % n) + n) % n)];
+    bucket& b = slot(e - age);
     b.epoch = e - age;
     b.announces = s.bucket_counts[5 * i];
     b.completions = s.bucket_counts[5 * i + 1];
@@ -248,7 +362,7 @@ void swarm_health_tracker::on_peer_left(const peer_traits& t, bool seeder, healt
   if (!seeder || !t.completed_at) return;
   if (bucket* b = bucket_at(now)) {
     ++b->completed_departures;
-    if (since(*t.completed_at, now) <= cfg_.early_leave_time) ++b->early_departures;
+    if (since(*t.completed_at, now) <= cfg_->early_leave_time) ++b->early_departures;
   }
 }
 
@@ -259,7 +373,7 @@ void swarm_health_tracker::observe_size(std::uint64_t left, std::uint64_t downlo
 swarm_health_tracker::window_totals swarm_health_tracker::totals(health_time now) const {
   window_totals out;
   const std::int64_t e = epoch_of(now);
-  const auto n = static_cast<std::int64_t>(ring_.size());
+  const std::int64_t n = slots_;
   // Unused buckets hold zeros, so their epoch (-1) does not matter.
   for (const bucket& b : ring_) {
     if (b.epoch > e - n && b.epoch <= e) {
@@ -275,6 +389,7 @@ swarm_health_tracker::window_totals swarm_health_tracker::totals(health_time now
 
 const health_report& swarm_health_tracker::evaluate(const health_sample& s, health_time now) {
   note_time(now);
+  const health_config& cfg = *cfg_;
   const window_totals tot = totals(now);
   const auto watched = since(*watched_since_, now);
 
@@ -282,8 +397,8 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
   // the watched time before that (at least one bucket, so a fresh tracker's
   // first event is not a huge rate).
   const double span = std::clamp(std::chrono::duration<double>(watched).count(),
-                                 static_cast<double>(cfg_.bucket.count()),
-                                 static_cast<double>(cfg_.window.count()));
+                                 static_cast<double>(cfg.bucket.count()),
+                                 static_cast<double>(cfg.window.count()));
 
   const std::uint64_t seeders = s.seeders();
   const std::uint64_t leechers = s.leechers();
@@ -299,40 +414,40 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
     raw = std::max(raw, level);
   };
 
-  const bool evaluated = peers >= cfg_.min_peers;
+  const bool evaluated = peers >= cfg.min_peers;
   if (evaluated) {
     if (seeders == 0 && leechers > 0) raise(reason_no_seeders, swarm_health::critical);
     const bool few_seeders =
-        seeders > 0 && leechers > 0 && ratio(seeders, leechers) < cfg_.min_seeder_ratio;
+        seeders > 0 && leechers > 0 && ratio(seeders, leechers) < cfg.min_seeder_ratio;
     if (few_seeders) raise(reason_few_seeders, swarm_health::degraded);
 
     if (leechers > 0) {
       const double stalled = ratio(s.stalled(), leechers);
-      if (stalled >= cfg_.stalled_fraction_critical) {
+      if (stalled >= cfg.stalled_fraction_critical) {
         raise(reason_stalled_leechers, swarm_health::critical);
-      } else if (stalled >= cfg_.stalled_fraction_degraded) {
+      } else if (stalled >= cfg.stalled_fraction_degraded) {
         raise(reason_stalled_leechers, swarm_health::degraded);
       }
     }
-    if (tot.completed_departures >= cfg_.early_leave_min_departures &&
-        ratio(tot.early_departures, tot.completed_departures) >= cfg_.early_leave_fraction &&
-        leechers > 0 && ratio(seeders, leechers) < cfg_.early_leave_seeder_ratio) {
+    if (tot.completed_departures >= cfg.early_leave_min_departures &&
+        ratio(tot.early_departures, tot.completed_departures) >= cfg.early_leave_fraction &&
+        leechers > 0 && ratio(seeders, leechers) < cfg.early_leave_seeder_ratio) {
       raise(reason_seeders_leave_early, swarm_health::degraded);
     }
-    if (leechers >= cfg_.low_completion_min_leechers && tot.completions == 0 &&
-        watched >= cfg_.window) {
+    if (leechers >= cfg.low_completion_min_leechers && tot.completions == 0 &&
+        watched >= cfg.window) {
       raise(reason_low_completion_rate, swarm_health::degraded);
     }
-    if (ratio(s.abusive(), peers) >= cfg_.abusive_fraction) {
+    if (ratio(s.abusive(), peers) >= cfg.abusive_fraction) {
       raise(reason_abusive_clients, swarm_health::degraded);
     }
     const std::uint64_t probed = s.reachable() + s.unreachable();
-    if (probed >= cfg_.min_peers && ratio(s.unreachable(), probed) >= cfg_.unreachable_fraction) {
+    if (probed >= cfg.min_peers && ratio(s.unreachable(), probed) >= cfg.unreachable_fraction) {
       raise(reason_unreachable_peers, swarm_health::degraded);
     }
     const double capacity = static_cast<double>(std::max<std::uint64_t>(seeders, 1));
-    if (tot.arrivals >= cfg_.flash_crowd_min_arrivals &&
-        static_cast<double>(tot.arrivals) >= cfg_.flash_crowd_factor * capacity &&
+    if (tot.arrivals >= cfg.flash_crowd_min_arrivals &&
+        static_cast<double>(tot.arrivals) >= cfg.flash_crowd_factor * capacity &&
         (seeders == 0 || few_seeders)) {
       raise(reason_flash_crowd, swarm_health::degraded);
     }
@@ -346,7 +461,7 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
   // `recovery_evaluations` in a row; each reason lingers until absent that
   // many evaluations in a row. Too few peers is a fact, not a trend: the
   // swarm is unevaluated at once and judged afresh when it grows.
-  const std::uint32_t needed = std::max<std::uint32_t>(cfg_.recovery_evaluations, 1);
+  const std::uint32_t needed = std::max<std::uint32_t>(cfg.recovery_evaluations, 1);
   const swarm_health prev_state = last_.state;
   const std::uint32_t prev_reasons = last_.reasons;
   swarm_health state = prev_state;
@@ -399,6 +514,8 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
   changed_ = reported != prev_reasons ||
              (state != prev_state && !(quiet(state) && quiet(prev_state)));
   last_ = r;
+  // The window from now on: what left it is not needed any more.
+  drop_old(epoch_of(now));
   return last_;
 }
 

@@ -32,6 +32,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -150,6 +151,11 @@ class health_sample {
   /// quartiles) reproducible for a given sequence of `add` calls.
   explicit health_sample(std::size_t capacity = 4096, std::uint64_t seed = 0x5eed);
 
+  /// Forgets everything and takes a new capacity and seed: afterwards the
+  /// sample behaves exactly like `health_sample(capacity, seed)` (one scratch
+  /// sample can serve many swarms, each with its own seed).
+  void reset(std::size_t capacity, std::uint64_t seed);
+
   /// Counts one peer. Called once per stored peer by the swarm core.
   /// Leecher progress is sampled only when known (`progress >= 0`).
   void add(const peer_traits& t, bool seeder);
@@ -199,13 +205,26 @@ class health_sample {
 
 /// Rates, torrent size estimate and the hysteresis state of one swarm.
 ///
-/// All members are plain values (a vector of buckets, counters, the last
-/// report): copy it to checkpoint, copy it back to restore.
+/// All members are plain values (the window's buckets, counters, the last
+/// report; the thresholds are shared, immutable): copy it to checkpoint,
+/// copy it back to restore.
+///
+/// The window holds only what it needs. A bucket exists once an event fell
+/// into it; while a few buckets are in use (most swarms see an announce or
+/// two per window) they are a short list, and a busy swarm's window becomes
+/// the full ring of ceil(window / bucket) buckets. Buckets that left the
+/// window are dropped at `evaluate` (and the ring turns back into a list
+/// when few buckets are left), so a swarm that fell quiet keeps no window.
+/// Either form counts exactly what the ring counts for callers that feed
+/// time in order (as the swarm core does).
 class swarm_health_tracker {
  public:
   /// `cfg` should be valid (`validate()`); a bucket or window of 0 is
   /// treated as 1 s so a bad config cannot divide by zero.
   explicit swarm_health_tracker(health_config cfg = {});
+  /// A tracker on shared thresholds (not copied when valid): every swarm of
+  /// a node points at its one health config.
+  static swarm_health_tracker on_shared(std::shared_ptr<const health_config> cfg);
 
   /// Counts one accepted announce (`after`: the traits after
   /// `observe_announce`). A new leecher is one arrival. Also feeds
@@ -258,11 +277,16 @@ class swarm_health_tracker {
     std::uint64_t early_departures = 0;      ///< ... within early_leave_time of completing
   };
   window_totals totals(health_time now) const;
+  /// Buckets the window holds now: 0 for a tracker that saw no event within
+  /// a window at its last `evaluate`, up to ceil(window / bucket) when busy.
+  std::size_t window_buckets() const noexcept { return ring_.size(); }
+  /// Whether the window is the full ring (else a short list).
+  bool window_is_ring() const noexcept { return is_ring(); }
 
   /// An empty sample sized by `health_config::progress_sample_size`.
-  health_sample make_sample() const { return health_sample(cfg_.progress_sample_size); }
+  health_sample make_sample() const { return health_sample(cfg_->progress_sample_size); }
 
-  const health_config& config() const noexcept { return cfg_; }
+  const health_config& config() const noexcept { return *cfg_; }
   /// Replaces the thresholds (remediation tuning). The window's contents are
   /// kept if the bucket layout is unchanged, else cleared.
   void set_config(health_config cfg);
@@ -306,6 +330,25 @@ class swarm_health_tracker {
     std::uint32_t early_departures = 0;
   };
 
+  /// Slots of the ring: ceil(window / bucket).
+  std::int64_t slots() const noexcept { return slots_; }
+  std::size_t residue(std::int64_t epoch) const noexcept {
+    return static_cast<std::size_t>(((epoch % slots_) + slots_) % slots_);
+  }
+  /// Most buckets kept as a list; one more makes the full ring.
+  std::size_t list_limit() const noexcept;
+  bool is_ring() const noexcept { return static_cast<std::int64_t>(ring_.size()) == slots_; }
+  /// The bucket in ring slot `residue(epoch)` (the ring's slot, or the list
+  /// entry of that residue), null when the list has none.
+  bucket* find_slot(std::int64_t epoch) noexcept;
+  const bucket* find_slot(std::int64_t epoch) const noexcept;
+  /// `find_slot`, adding an empty bucket (epoch -1, as an unused ring slot)
+  /// when absent: to the list, or by turning it into the ring when full.
+  bucket& slot(std::int64_t epoch);
+  /// Drops buckets that left the window of epoch `e`; back to a list when
+  /// few remain.
+  void drop_old(std::int64_t e);
+
   static health_report unevaluated_report() {
     health_report r;
     r.state = swarm_health::unevaluated;
@@ -317,8 +360,16 @@ class swarm_health_tracker {
   bucket* bucket_at(health_time now);
   void note_time(health_time now);
 
-  health_config cfg_;
+  struct shared_tag {};
+  swarm_health_tracker(shared_tag, std::shared_ptr<const health_config> cfg);
+  void init_layout();
+
+  std::shared_ptr<const health_config> cfg_;
+  /// The window: a list of fewer than `slots_` buckets with distinct
+  /// residues (any order), or the ring (`slots_` buckets, slot r holding
+  /// residue r).
   std::vector<bucket> ring_;
+  std::int64_t slots_ = 0;
   std::uint64_t torrent_size_ = 0;
   /// First event or evaluate seen (warm-up of the rates and the low
   /// completion rule).
