@@ -2,24 +2,23 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cluster/cluster_messages.hpp"
 #include "cluster/remote_calls.hpp"
+#include "runtime/swarm_tickets.hpp"
 
 namespace sk::cluster {
 
 namespace {
 
-using idle_atom = caf::atom_constant<caf::atom("fwd_idle")>;
-
 struct forwarder_state {
   static inline const char* name = "sk.forwarder";
   info_hash hash;
   std::string owner;
-  /// The owner's node actor; after a failed handoff, the local swarm
-  /// instead (`local` set).
-  caf::actor target;
-  bool local = false;
-  std::weak_ptr<forward_host> host;
+  /// The owner's node actor.
+  owner_node_interface owner_node;
+  /// After a failed handoff: the swarm kept here, which then serves
+  /// everything (the owner's node is no longer asked).
+  local_swarm_actor local;
+  std::weak_ptr<placement_host> host;
   forwarder_options opts;
   std::size_t in_flight = 0;
   bool closing = false;
@@ -27,7 +26,7 @@ struct forwarder_state {
   std::uint64_t activity = 0;
 };
 
-using forwarder_ptr = caf::stateful_actor<forwarder_state>*;
+using forwarder_ptr = forwarder_actor::stateful_pointer<forwarder_state>;
 
 void leave_directory(forwarder_ptr self) {
   if (auto h = self->state.host.lock()) h->erase_if_owner(self->state.hash, self->address());
@@ -47,9 +46,10 @@ caf::error route_swarm_call(forwarder_ptr self, caf::message call, std::uint8_t 
   ++st.activity;
   if (st.local) {
     if (!is_swarm_call(call)) return caf::make_error(caf::sec::unexpected_message);
-    self->delegate(st.target, std::move(call));
+    // Checked just above against the swarm's operator interface.
+    self->delegate(caf::actor_cast<caf::actor>(st.local), std::move(call));
   } else {
-    self->delegate(st.target, swarm_call_atom::value, st.hash, hops, std::move(call));
+    self->delegate(st.owner_node, swarm_call_atom::value, st.hash, hops, std::move(call));
   }
   return caf::none;
 }
@@ -62,11 +62,12 @@ caf::error route_supervisor_call(forwarder_ptr self, caf::message call, std::uin
   if (!is_supervisor_call(call, st.hash)) return caf::make_error(caf::sec::unexpected_message);
   if (st.local) {
     auto h = st.host.lock();
-    caf::actor sup = h ? h->local_supervisor() : caf::actor{};
+    auto sup = h ? h->local_supervisor() : swarm_supervision_interface{};
     if (!sup) return caf::make_error(caf::sec::cannot_forward_to_invalid_actor, "no supervisor");
-    self->delegate(sup, std::move(call));
+    // Checked just above against the supervisor's per-swarm interface.
+    self->delegate(caf::actor_cast<caf::actor>(sup), std::move(call));
   } else {
-    self->delegate(st.target, supervisor_call_atom::value, st.hash, hops, std::move(call));
+    self->delegate(st.owner_node, supervisor_call_atom::value, st.hash, hops, std::move(call));
   }
   return caf::none;
 }
@@ -85,32 +86,23 @@ caf::result<T> supervisor_call(forwarder_ptr self, caf::message call) {
   return caf::delegated<T>{};
 }
 
-caf::behavior forward_mode(forwarder_ptr self) {
+forwarder_actor::behavior_type forward_mode(forwarder_ptr self) {
   using caf::get_atom;
   using caf::make_message;
   using caf::put_atom;
-  // The swarm's whole interface and the supervisor's per-swarm calls,
-  // checked by the compiler (forwarder_interface).
-  forwarder_interface::behavior_type interface_part{
-      // -- the network layer's messages ------------------------------------------
-      [self](announce_atom, const swarm_announce& a) -> caf::result<announce_result> {
-        auto& st = self->state;
-        ++st.activity;
-        if (st.local)
-          self->delegate(st.target, announce_atom::value, a);
-        else
-          self->delegate(st.target, announce_atom::value, a, first_hop);
-        return caf::delegated<announce_result>{};
-      },
+  // Every handler of forwarder_actor (cluster/cluster_messages.hpp),
+  // checked by the compiler.
+  return {
+      // -- the network layer's tickets: asked of the owner, settled here -----------
       [self](announce_atom, const announce_ticket_ptr& t) {
         auto& st = self->state;
         ++st.activity;
         if (st.local) {
-          self->send(st.target, announce_atom::value, t);
+          self->send(st.local, announce_atom::value, t);
           return;
         }
         ++st.in_flight;
-        self->request(st.target, st.opts.timeout, announce_atom::value, t->announce, first_hop)
+        self->request(st.owner_node, st.opts.timeout, announce_atom::value, t->announce, first_hop)
             .then(
                 [self, t](const announce_result& r) {
                   t->complete(r);
@@ -121,24 +113,15 @@ caf::behavior forward_mode(forwarder_ptr self) {
                   settled(self);
                 });
       },
-      [self](scrape_atom) -> caf::result<swarm_stats> {
-        auto& st = self->state;
-        ++st.activity;
-        if (st.local)
-          self->delegate(st.target, scrape_atom::value);
-        else
-          self->delegate(st.target, scrape_atom::value, st.hash, first_hop);
-        return caf::delegated<swarm_stats>{};
-      },
       [self](scrape_atom, const scrape_ticket_ptr& t) {
         auto& st = self->state;
         ++st.activity;
         if (st.local) {
-          self->send(st.target, scrape_atom::value, t);
+          self->send(st.local, scrape_atom::value, t);
           return;
         }
         ++st.in_flight;
-        self->request(st.target, st.opts.timeout, scrape_atom::value, st.hash, first_hop)
+        self->request(st.owner_node, st.opts.timeout, scrape_atom::value, st.hash, first_hop)
             .then(
                 [self, t](const swarm_stats& s) {
                   t->complete(s);
@@ -155,11 +138,15 @@ caf::behavior forward_mode(forwarder_ptr self) {
       [self](history_atom a, get_atom g) {
         return swarm_call<std::vector<remediation_record>>(self, make_message(a, g));
       },
-      [self](knobs_atom a, get_atom g) { return swarm_call<swarm_knobs>(self, make_message(a, g)); },
+      [self](knobs_atom a, get_atom g) {
+        return swarm_call<swarm_knobs>(self, make_message(a, g));
+      },
       [self](knobs_atom a, put_atom p, const swarm_knobs& k) {
         return swarm_call<swarm_knobs>(self, make_message(a, p, k));
       },
-      [self](policy_atom a, get_atom g) { return swarm_call<std::string>(self, make_message(a, g)); },
+      [self](policy_atom a, get_atom g) {
+        return swarm_call<std::string>(self, make_message(a, g));
+      },
       [self](policy_atom a, put_atom p, const std::string& name) {
         return swarm_call<std::string>(self, make_message(a, p, name));
       },
@@ -182,26 +169,35 @@ caf::behavior forward_mode(forwarder_ptr self) {
       [self](remediate_atom a, stop_atom s, const info_hash& h) {
         return supervisor_call<std::string>(self, make_message(a, s, h));
       },
-  };
-  return with_own_handlers(
-      std::move(interface_part),
-      // Requests another node forwarded here while this node forwards the
+      // -- the directory: no longer needed -----------------------------------------
+      [self](caf::leave_atom) {
+        auto& st = self->state;
+        st.closing = true;
+        leave_directory(self);
+        if (st.in_flight == 0) self->quit();
+      },
+      // -- requests another node forwarded here while this node forwards the
       // hash too (views disagree for a moment, or an operator moved the
       // swarm): one more hop, counted (the node actor refuses beyond
-      // max_hops).
-      [self](announce_atom, const swarm_announce& a,
-             std::uint8_t hops) -> caf::result<caf::message> {
+      // max_hops); after a failed handoff, served by the swarm kept here.
+      [self](announce_atom, swarm_announce& a, std::uint8_t hops) -> caf::result<announce_result> {
         auto& st = self->state;
         ++st.activity;
-        if (st.local) return self->delegate(st.target, announce_atom::value, a);
-        return self->delegate(st.target, announce_atom::value, a,
+        if (st.local) {
+          self->send(st.local, announce_atom::value, answering_announce_ticket(self, std::move(a)));
+          return caf::delegated<announce_result>{};
+        }
+        return self->delegate(st.owner_node, announce_atom::value, std::move(a),
                               static_cast<std::uint8_t>(hops + 1));
       },
-      [self](scrape_atom, const info_hash& h, std::uint8_t hops) -> caf::result<caf::message> {
+      [self](scrape_atom, const info_hash& h, std::uint8_t hops) -> caf::result<swarm_stats> {
         auto& st = self->state;
         ++st.activity;
-        if (st.local) return self->delegate(st.target, scrape_atom::value);
-        return self->delegate(st.target, scrape_atom::value, h,
+        if (st.local) {
+          self->send(st.local, scrape_atom::value, answering_scrape_ticket(self));
+          return caf::delegated<swarm_stats>{};
+        }
+        return self->delegate(st.owner_node, scrape_atom::value, h,
                               static_cast<std::uint8_t>(hops + 1));
       },
       [self](swarm_call_atom, const info_hash& h, std::uint8_t hops,
@@ -219,21 +215,17 @@ caf::behavior forward_mode(forwarder_ptr self) {
           return err;
         return caf::delegated<caf::message>{};
       },
-      [self](idle_atom, std::uint64_t seen) {
+      // -- its own timer -------------------------------------------------------------
+      [self](forwarder_idle_atom, std::uint64_t seen) {
         auto& st = self->state;
         if (st.activity == seen && st.in_flight == 0) {
           leave_directory(self);
           self->quit();
           return;
         }
-        self->delayed_send(self, st.opts.idle_time, idle_atom::value, st.activity);
+        self->delayed_send(self, st.opts.idle_time, forwarder_idle_atom::value, st.activity);
       },
-      [self](caf::leave_atom) {
-        auto& st = self->state;
-        st.closing = true;
-        leave_directory(self);
-        if (st.in_flight == 0) self->quit();
-      });
+  };
 }
 
 /// The handoff is over (either way): forward from now on, starting with
@@ -249,7 +241,8 @@ void handoff_finished(forwarder_ptr self) {
 void hand_over(forwarder_ptr self, swarm_snapshot snap, int attempts) {
   auto& st = self->state;
   const std::size_t peers = snap.peers.size();
-  self->request(st.target, st.opts.timeout, caf::migrate_atom::value, caf::put_atom::value, snap)
+  self->request(st.owner_node, st.opts.timeout, caf::migrate_atom::value, caf::put_atom::value,
+                snap)
       .then(
           [self, peers](caf::ok_atom) {
             spdlog::info("cluster: swarm {} handed to {} ({} peers)", self->state.hash.hex(),
@@ -267,7 +260,7 @@ void hand_over(forwarder_ptr self, swarm_snapshot snap, int attempts) {
                 if (owner != v->self) {
                   if (auto node = v->node(owner)) {
                     st.owner = owner;
-                    st.target = node;
+                    st.owner_node = caf::actor_cast<owner_node_interface>(node);
                     hand_over(self, snap, attempts - 1);
                     return;
                   }
@@ -276,19 +269,14 @@ void hand_over(forwarder_ptr self, swarm_snapshot snap, int attempts) {
             }
             // Nobody can take it: keep the swarm here (nothing lost); a
             // later rebalance moves it again.
-            caf::actor local;
-            if (h) local = h->install_local(snap);
-            if (local) {
-              st.target = local;
-              st.local = true;
-              spdlog::warn("cluster: swarm {} kept here", st.hash.hex());
-            }
+            if (h) st.local = h->install_local(snap);
+            if (st.local) spdlog::warn("cluster: swarm {} kept here", st.hash.hex());
             handoff_finished(self);
           });
 }
 
 /// Takes the snapshot of `from` and gives it to the owner; then forwards.
-void start_handoff(forwarder_ptr self, caf::actor from) {
+void start_handoff(forwarder_ptr self, const local_swarm_actor& from) {
   auto& st = self->state;
   // (handoffs_pending was counted up by spawn_forwarder.)
   // Everything but the handoff's own answers waits in the mailbox, in order.
@@ -301,38 +289,45 @@ void start_handoff(forwarder_ptr self, caf::actor from) {
             });
 }
 
-caf::behavior forwarder_actor(forwarder_ptr self, info_hash hash, std::string owner,
-                              caf::actor owner_node, std::weak_ptr<forward_host> host,
-                              forwarder_options opts, caf::actor handoff_from) {
+forwarder_actor::behavior_type forwarder_behavior(forwarder_ptr self, info_hash hash,
+                                                  std::string owner, caf::actor owner_node,
+                                                  std::weak_ptr<placement_host> host,
+                                                  forwarder_options opts,
+                                                  local_swarm_actor handoff_from) {
   auto& st = self->state;
   st.hash = hash;
   st.owner = std::move(owner);
-  st.target = std::move(owner_node);
+  // The view's node handles are node actors (node_actor), which implement
+  // owner_node_interface.
+  st.owner_node = caf::actor_cast<owner_node_interface>(std::move(owner_node));
   st.host = std::move(host);
   st.opts = opts;
   // A stray error must not end the forwarder (CAF's default handler quits).
   self->set_error_handler([](caf::error&) {});
-  self->delayed_send(self, st.opts.idle_time, idle_atom::value, std::uint64_t{0});
+  self->delayed_send(self, st.opts.idle_time, forwarder_idle_atom::value, std::uint64_t{0});
   if (handoff_from) {
-    start_handoff(self, std::move(handoff_from));
+    start_handoff(self, handoff_from);
     // Only the handoff's responses (handled by the request continuations)
-    // run until it is done; everything else is skipped.
-    return {[](idle_atom, std::uint64_t) { return caf::skip(); }};
+    // run until it is done; everything else is skipped (kept in the
+    // mailbox) by this behavior and the default handler. Not a full
+    // behavior, hence built unchecked; forward_mode replaces it.
+    return {forwarder_actor::behavior_type::unsafe_init{},
+            caf::behavior{[](forwarder_idle_atom, std::uint64_t) { return caf::skip(); }}};
   }
   return forward_mode(self);
 }
 
 }  // namespace
 
-caf::actor spawn_forwarder(caf::actor_system& sys, const info_hash& hash, std::string owner,
-                           caf::actor owner_node, std::weak_ptr<forward_host> host,
-                           forwarder_options opts, caf::actor handoff_from) {
+forwarder_actor spawn_forwarder(caf::actor_system& sys, const info_hash& hash, std::string owner,
+                                caf::actor owner_node, std::weak_ptr<placement_host> host,
+                                forwarder_options opts, local_swarm_actor handoff_from) {
   // Counted before the actor runs: a graceful leave that looks right after
   // set_view() must see every handoff it started.
   if (handoff_from) {
     if (auto h = host.lock()) ++h->handoffs_pending;
   }
-  return sys.spawn(forwarder_actor, hash, std::move(owner), std::move(owner_node),
+  return sys.spawn(forwarder_behavior, hash, std::move(owner), std::move(owner_node),
                    std::move(host), opts, std::move(handoff_from));
 }
 

@@ -21,7 +21,8 @@
 ///   leave (SIGTERM): hand every local swarm to its next owner, wait for
 ///   the acknowledgements, tell every member, then the daemon stops
 ///
-/// Message interface: cluster/cluster_messages.hpp.
+/// Message interface (`node_actor`): cluster/cluster_messages.hpp; its
+/// rooms: cluster/node_state.hpp.
 
 #include <chrono>
 #include <cstdint>
@@ -31,7 +32,9 @@
 #include <caf/all.hpp>
 
 #include "cluster/cluster_config.hpp"
+#include "cluster/cluster_messages.hpp"
 #include "cluster/membership.hpp"
+#include "cluster/node_state.hpp"
 
 namespace sk {
 class swarm_directory;
@@ -43,14 +46,17 @@ class cluster_node {
  public:
   /// `dir` must outlive `stop()`. The actor system must have loaded the
   /// middleman and the OpenSSL manager with the identity of `cfg.secret`
-  /// (`configure_actor_system`).
-  cluster_node(caf::actor_system& sys, swarm_directory& dir, const cluster_config& cfg);
+  /// (`configure_actor_system`). `wall` is the wall clock (this node's
+  /// incarnation, migration records).
+  cluster_node(caf::actor_system& sys, swarm_directory& dir, const cluster_config& cfg,
+               wall_clock wall = std::chrono::system_clock::now);
   ~cluster_node();
   cluster_node(const cluster_node&) = delete;
   cluster_node& operator=(const cluster_node&) = delete;
 
-  /// Spawns the node actor and publishes it on cfg.port (blocks until the
-  /// port is bound). Throws std::runtime_error when it cannot listen.
+  /// Gives the directory the cluster's placement (forwarders), spawns the
+  /// node actor and publishes it on cfg.port (blocks until the port is
+  /// bound). Throws std::runtime_error when it cannot listen.
   void start();
 
   /// The port actually bound (cfg.port, or the OS's choice for 0 in tests).
@@ -74,10 +80,18 @@ class cluster_node {
   caf::actor_system& sys_;
   swarm_directory& dir_;
   cluster_config cfg_;
+  wall_clock wall_;
   member_info self_;
-  caf::actor actor_;
+  node_actor actor_;
   std::uint16_t port_ = 0;
 };
+
+/// Spawns a node actor for `dir` (which must outlive it) without
+/// publishing it (`cluster_node::start` publishes it on the cluster port);
+/// it dials the seeds of `cfg` and the members it learns. Tests drive it
+/// this way on CAF's test scheduler.
+node_actor spawn_node_actor(caf::actor_system& sys, swarm_directory& dir, const cluster_config& cfg,
+                            member_info me, wall_clock wall);
 
 /// Prepares an actor system config for the cluster: loads the middleman
 /// and the OpenSSL manager, points CAF at the certificate and key derived

@@ -1,8 +1,18 @@
 #pragma once
-/// Operator calls on a swarm another node owns: what a forwarder sends to the
-/// owner's node actor, and how that node serves it.
+/// Requests for a swarm another node owns: what a forwarder sends to the
+/// owner's node actor, and how that node serves them (the node actor's relay
+/// room, `relay_behavior`).
 ///
-/// Two envelopes, both plain data (they cross nodes):
+/// Network requests, plain data (a ticket cannot cross nodes):
+///
+///   (announce_atom, swarm_announce, uint8_t hops) -> announce_result
+///   (scrape_atom, info_hash, uint8_t hops) -> swarm_stats
+///       the owner turns each into a local ticket that answers the request
+///       (runtime/swarm_tickets.hpp), so its swarm serves it through its one
+///       announce (scrape) entry point; the answer goes from the swarm's
+///       thread straight back to the forwarder
+///
+/// Operator calls, in two envelopes, both plain data:
 ///
 ///   (swarm_call_atom, info_hash, uint8_t hops, caf::message call)
 ///       `call` is one of the swarm actor's operator messages
@@ -32,6 +42,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/cluster_messages.hpp"
 #include "protocol/types.hpp"
 
 namespace sk {
@@ -39,9 +50,6 @@ class swarm_directory;
 }
 
 namespace sk::cluster {
-
-using swarm_call_atom = caf::atom_constant<caf::atom("swarmcall")>;
-using supervisor_call_atom = caf::atom_constant<caf::atom("supcall")>;
 
 /// A forwarded request may be forwarded once more while two nodes disagree
 /// about the owner (views converge within a heartbeat); never more.
@@ -51,28 +59,24 @@ constexpr std::uint8_t max_hops = 2;
 constexpr std::uint8_t first_hop = 1;
 
 /// Whether `m` is a swarm operator message that may cross nodes: one that
-/// `swarm_operator_interface` declares (runtime/swarm_actor.hpp: status,
+/// `swarm_operator_interface` declares (runtime/swarm_interface.hpp: status,
 /// history, knobs, policy, health).
 bool is_swarm_call(const caf::message& m);
 
 /// Whether `m` is a supervisor operator message about swarm `h`: one that
-/// `swarm_supervision_interface` declares (runtime/supervisor.hpp: restart,
+/// `swarm_supervision_interface` declares (runtime/supervisor_interface.hpp: restart,
 /// pinned policy, remediation start/stop), naming `h`.
 bool is_supervisor_call(const caf::message& m, const info_hash& h);
 
-/// Serves a swarm call another node forwarded (the node actor's handler):
-/// delegates `call` to the local swarm of `h`, or the envelope to this
-/// node's forwarder for `h` (one more hop, refused at `max_hops`).
-caf::result<caf::message> serve_swarm_call(caf::event_based_actor* self, swarm_directory& dir,
-                                           const info_hash& h, std::uint8_t hops,
-                                           const caf::message& call);
-
-/// Serves a supervisor call another node forwarded: delegates `call` to the
-/// local supervisor when `h` is not forwarded from here (the supervisor
-/// answers "unknown" for a swarm it does not know), else the envelope to this
-/// node's forwarder for `h` (one more hop, refused at `max_hops`).
-caf::result<caf::message> serve_supervisor_call(caf::event_based_actor* self,
-                                                swarm_directory& dir, const info_hash& h,
-                                                std::uint8_t hops, const caf::message& call);
+/// The relay room of a node actor (`node_relay_part`) for `dir`: a
+/// forwarded announce or scrape goes to the local swarm as a ticket that
+/// answers the request (an announce creates the swarm on a miss: the sender
+/// believes this node owns it; a scrape of an unknown torrent answers
+/// zeros); a swarm call to the local swarm of `h` and a supervisor call to
+/// this node's supervisor (which answers "unknown" for a swarm it does not
+/// know); each one is passed on with one more hop instead when this node
+/// forwards `h` itself (refused at `max_hops`). `self` is the node actor
+/// (its handlers delegate); `dir` must outlive it.
+node_relay_part::behavior_type relay_behavior(caf::local_actor* self, swarm_directory& dir);
 
 }  // namespace sk::cluster

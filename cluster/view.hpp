@@ -1,6 +1,7 @@
 #pragma once
 /// One node's current picture of the cluster, as the directory reads it on
-/// every routing miss: immutable, swapped whole when membership changes.
+/// every routing miss (a `placement_view`, runtime/placement.hpp):
+/// immutable, swapped whole when membership changes.
 
 #include <memory>
 #include <string>
@@ -11,12 +12,11 @@
 
 #include "cluster/ownership.hpp"
 #include "protocol/types.hpp"
+#include "runtime/placement.hpp"
 
 namespace sk::cluster {
 
-struct cluster_view {
-  /// This node's name.
-  std::string self;
+struct cluster_view final : placement_view {
   /// Live members' names (this node included), sorted.
   std::vector<std::string> names;
   /// The node actor of every live member but this one.
@@ -24,8 +24,9 @@ struct cluster_view {
   /// Increases with every change (logs, tests).
   std::uint64_t epoch = 0;
 
-  /// The owner's name; `self` when `names` is empty.
-  const std::string& owner(const info_hash& h) const {
+  /// The owner's name (rendezvous hashing over `names`); `self` when `names`
+  /// is empty.
+  const std::string& owner(const info_hash& h) const override {
     const std::size_t i = rendezvous_owner(h, names);
     return i < names.size() ? names[i] : self;
   }
@@ -36,7 +37,7 @@ struct cluster_view {
     return r.size() >= 2 ? names[r[1]] : std::string();
   }
   /// The node actor of `name` (invalid for self or unknown names).
-  caf::actor node(const std::string& name) const {
+  caf::actor node(const std::string& name) const override {
     auto it = nodes.find(name);
     return it != nodes.end() ? it->second : caf::actor{};
   }

@@ -9,9 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tracker/random.hpp"
 #include "runtime/swarm_actor.hpp"
-#include "cluster/cluster_messages.hpp"
+#include "tracker/random.hpp"
 
 namespace sk {
 
@@ -24,11 +23,11 @@ std::uint64_t random_seed_base() {
 
 }  // namespace
 
-/// The stripes, and everything needed to spawn swarms and forwarders from
-/// any thread. Swarms and forwarders hold it by weak_ptr (as
-/// `swarm_registry` / `forward_host`) to erase their own entry when they
-/// end, and forwarders to put a swarm back after a failed handoff.
-class swarm_directory::table final : public cluster::forward_host,
+/// The stripes, and everything needed to spawn swarms and remote handles
+/// from any thread. Swarms and remote handles hold it by weak_ptr (as
+/// `swarm_registry` / `placement_host`) to erase their own entry when they
+/// end, and remote handles to put a swarm back after a failed handoff.
+class swarm_directory::table final : public placement_host,
                                      public std::enable_shared_from_this<table> {
  public:
   table(caf::actor_system& sys, const swarm_config& cfg, std::size_t n)
@@ -38,13 +37,20 @@ class swarm_directory::table final : public cluster::forward_host,
         stripes_(new stripe[n]),
         count_(n) {}
 
-  /// One entry: a local swarm, or (`remote`) a forwarder to another node.
+  /// One entry: a local swarm, or a remote handle to another node (exactly
+  /// one of the two handles is valid).
   struct entry {
-    caf::actor actor;
-    bool remote = false;
-    /// Owner name of a forwarder, and the node actor it forwards to.
+    local_swarm_actor local;
+    remote_swarm_interface remote;
+    /// Owner name of a remote handle, and the node it reaches.
     std::string owner;
     caf::actor node;
+
+    bool is_remote() const noexcept { return static_cast<bool>(remote); }
+    swarm_interface handle() const {
+      return is_remote() ? swarm_interface{remote} : swarm_interface{local};
+    }
+    caf::actor_addr address() const { return is_remote() ? remote.address() : local.address(); }
   };
 
   struct alignas(64) stripe {  // own cache line: stripes never false-share
@@ -62,14 +68,16 @@ class swarm_directory::table final : public cluster::forward_host,
   std::size_t count() const noexcept { return count_; }
   stripe& at(std::size_t i) const noexcept { return stripes_[i]; }
 
-  caf::actor prober() const override { return prober_; }
+  prober_interface prober() const override { return prober_; }
   std::shared_ptr<swarm_totals> totals() const override { return totals_; }
   /// Shared with every swarm (they may outlive the directory).
   const std::shared_ptr<swarm_totals> totals_ = std::make_shared<swarm_totals>();
   /// Set once before the first route (see `swarm_directory::set_prober`).
-  caf::actor prober_;
+  prober_interface prober_;
   /// Set once by start_supervisor, before the first route.
-  caf::actor supervisor_;
+  supervisor_actor supervisor_;
+  /// Set once before the first view (see `swarm_directory::set_placement`).
+  placement_ptr placement_;
 
   /// Set (under no lock) before stop_all() visits the stripes; read under a
   /// stripe lock by route(), so a route that takes a stripe after stop_all()
@@ -77,15 +85,22 @@ class swarm_directory::table final : public cluster::forward_host,
   std::atomic<bool> stopped{false};
 
   /// The cluster picture (null: alone). Read on misses only.
-  cluster::cluster_view_ptr view() const { return std::atomic_load(&view_); }
-  cluster::cluster_view_ptr current_view() const override { return view(); }
-  caf::actor local_supervisor() const override { return supervisor_; }
-  void store_view(cluster::cluster_view_ptr v) { std::atomic_store(&view_, std::move(v)); }
-  cluster::forwarder_options fwd_opts;
+  placement_view_ptr view() const { return std::atomic_load(&view_); }
+  placement_view_ptr current_view() const override { return view(); }
+  swarm_supervision_interface local_supervisor() const override { return supervisor_; }
+  void store_view(placement_view_ptr v) { std::atomic_store(&view_, std::move(v)); }
+
+  /// A remote handle for `h` on `owner`, moving `handoff_from` first when
+  /// valid. Call under `h`'s stripe lock, with a placement.
+  remote_swarm_interface spawn_remote(const info_hash& h, const std::string& owner,
+                                      const caf::actor& node,
+                                      const local_swarm_actor& handoff_from = {}) {
+    return placement_->spawn_remote(h, owner, node, weak_from_this(), handoff_from);
+  }
 
   /// Spawns a local swarm on `core` (null: a new empty one) and hands it to
   /// the supervisor. Call under `h`'s stripe lock.
-  caf::actor spawn_local(const info_hash& h, swarm_core_ptr core) {
+  local_swarm_actor spawn_local(const info_hash& h, swarm_core_ptr core) {
     if (!core) {
       // Seed: reproducible from (rng_seed, info_hash) when configured;
       // otherwise the random base and a spawn counter keep respawned swarms
@@ -105,57 +120,52 @@ class swarm_directory::table final : public cluster::forward_host,
   }
 
   /// The entry for a miss of `h`: a local swarm when this node owns it (or
-  /// no cluster), else a forwarder. Call under the stripe lock.
+  /// no cluster), else a remote handle. Call under the stripe lock.
   entry make_entry(const info_hash& h) {
     auto v = view();
-    if (v) {
+    if (v && placement_) {
       const std::string& owner = v->owner(h);
       if (owner != v->self) {
-        if (auto node = v->node(owner)) {
-          return entry{cluster::spawn_forwarder(sys_, h, owner, node, weak_from_this(), fwd_opts),
-                       true, owner, node};
-        }
+        if (auto node = v->node(owner)) return entry{{}, spawn_remote(h, owner, node), owner, node};
       }
     }
-    return entry{spawn_local(h, nullptr), false, {}, {}};
+    return entry{spawn_local(h, nullptr), {}, {}, {}};
   }
 
-  /// route(): the entry's actor, created on a miss.
-  caf::actor route(const info_hash& h) {
+  /// route(): the entry's handle, created on a miss.
+  swarm_interface route(const info_hash& h) {
     auto& s = stripe_for(h);
     std::lock_guard<std::mutex> guard(s.mtx);
-    if (auto it = s.map.find(h); it != s.map.end()) return it->second.actor;
+    if (auto it = s.map.find(h); it != s.map.end()) return it->second.handle();
     if (stopped.load(std::memory_order_acquire)) return {};
     auto e = make_entry(h);
-    auto a = e.actor;
+    auto a = e.handle();
     s.map.emplace(h, std::move(e));
     return a;
   }
 
-  caf::actor install_local(const cluster::swarm_snapshot& snap) override {
-    caf::actor leaving;  // a forwarder replaced; told to leave after unlocking
-    caf::actor swarm;
+  local_swarm_actor install_local(const swarm_snapshot& snap) override {
+    remote_swarm_interface leaving;  // a remote handle replaced; told to leave after unlocking
+    local_swarm_actor swarm;
     {
       auto& s = stripe_for(snap.hash);
       std::lock_guard<std::mutex> guard(s.mtx);
       if (stopped.load(std::memory_order_acquire)) return {};
       auto it = s.map.find(snap.hash);
-      if (it != s.map.end() && !it->second.remote) {
+      if (it != s.map.end() && !it->second.is_remote()) {
         // A local swarm exists already (requests reached this node before
         // the snapshot): merge into it, on its own thread.
-        swarm = it->second.actor;
+        swarm = it->second.local;
         caf::anon_send(swarm, caf::migrate_atom::value, caf::put_atom::value, snap);
         return swarm;
       }
-      auto core = cluster::restore_snapshot(snap, cfg_, health_clock::now());
+      auto core = restore_snapshot(snap, cfg_, sys_.clock().now());
       swarm = spawn_local(snap.hash, std::move(core));
       if (it != s.map.end()) {
-        leaving = std::exchange(it->second.actor, swarm);
-        it->second.remote = false;
-        it->second.owner.clear();
-        it->second.node = {};
+        leaving = std::exchange(it->second.remote, remote_swarm_interface{});
+        it->second = entry{swarm, {}, {}, {}};
       } else {
-        s.map.emplace(snap.hash, entry{swarm, false, {}, {}});
+        s.map.emplace(snap.hash, entry{swarm, {}, {}, {}});
       }
     }
     if (leaving) caf::anon_send(leaving, caf::leave_atom::value);
@@ -167,23 +177,23 @@ class swarm_directory::table final : public cluster::forward_host,
     stripe& s = stripe_for(hash);
     std::lock_guard<std::mutex> guard(s.mtx);
     auto it = s.map.find(hash);
-    if (it == s.map.end() || it->second.actor.address() != actor) return false;
+    if (it == s.map.end() || it->second.address() != actor) return false;
     victim = std::move(it->second);
     s.map.erase(it);
     return true;
   }
 
   bool replace_if_owner(const info_hash& hash, const caf::actor_addr& dead,
-                        const caf::actor& replacement) override {
-    caf::actor victim;  // released after unlocking
+                        const local_swarm_actor& replacement) override {
+    local_swarm_actor victim;  // released after unlocking
     stripe& s = stripe_for(hash);
     std::lock_guard<std::mutex> guard(s.mtx);
     auto it = s.map.find(hash);
-    if (stopped.load(std::memory_order_acquire) || it == s.map.end() ||
-        it->second.actor.address() != dead) {
+    if (stopped.load(std::memory_order_acquire) || it == s.map.end() || it->second.is_remote() ||
+        it->second.local.address() != dead) {
       return false;
     }
-    victim = std::exchange(it->second.actor, replacement);
+    victim = std::exchange(it->second.local, replacement);
     return true;
   }
 
@@ -196,7 +206,7 @@ class swarm_directory::table final : public cluster::forward_host,
   std::atomic<std::uint64_t> spawned_{0};
   std::unique_ptr<stripe[]> stripes_;
   std::size_t count_;
-  cluster::cluster_view_ptr view_;
+  placement_view_ptr view_;
 };
 
 swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg,
@@ -213,55 +223,73 @@ swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg
 
 swarm_directory::~swarm_directory() { stop_all(); }
 
-caf::actor swarm_directory::start_supervisor(const supervisor_config& cfg) {
+supervisor_actor swarm_directory::start_supervisor(const supervisor_config& cfg) {
   if (auto err = cfg.validate(); !err.empty()) {
     throw std::invalid_argument("invalid supervisor config: " + err);
   }
   if (!supervisor_) {
     supervisor_ = spawn_supervisor(sys_, cfg, std::weak_ptr<swarm_registry>(table_));
+    supervisor_untyped_ = caf::actor_cast<caf::actor>(supervisor_);
     table_->supervisor_ = supervisor_;
   }
   return supervisor_;
 }
 
-void swarm_directory::set_prober(caf::actor prober) { table_->prober_ = std::move(prober); }
+void swarm_directory::set_prober(prober_interface prober) { table_->prober_ = std::move(prober); }
 
-caf::actor swarm_directory::route(const info_hash& h) { return table_->route(h); }
+void swarm_directory::set_prober(caf::actor prober) {
+  set_prober(caf::actor_cast<prober_interface>(std::move(prober)));
+}
 
-caf::actor swarm_directory::find(const info_hash& h) const {
+swarm_interface swarm_directory::route_swarm(const info_hash& h) { return table_->route(h); }
+
+swarm_interface swarm_directory::find_swarm(const info_hash& h) const {
   auto& s = table_->stripe_for(h);
   {
     std::lock_guard<std::mutex> guard(s.mtx);
-    if (auto it = s.map.find(h); it != s.map.end()) return it->second.actor;
+    if (auto it = s.map.find(h); it != s.map.end()) return it->second.handle();
   }
-  // A hash another node owns: its forwarder (a scrape asks the owner, which
-  // creates nothing for an unknown torrent).
-  if (auto v = table_->view(); v && v->owner(h) != v->self) return table_->route(h);
+  // A hash another node owns: its remote handle (a scrape asks the owner,
+  // which creates nothing for an unknown torrent).
+  if (auto v = table_->view(); v && table_->placement_ && v->owner(h) != v->self)
+    return table_->route(h);
   return {};
+}
+
+caf::actor swarm_directory::route(const info_hash& h) {
+  return caf::actor_cast<caf::actor>(route_swarm(h));
+}
+
+caf::actor swarm_directory::find(const info_hash& h) const {
+  return caf::actor_cast<caf::actor>(find_swarm(h));
 }
 
 swarm_location swarm_directory::locate(const info_hash& h) const {
   swarm_location out;
   auto v = table_->view();
+  auto fill = [&](const table::entry& e) {
+    out.swarm = e.handle();
+    out.actor = caf::actor_cast<caf::actor>(out.swarm);
+    out.remote = e.is_remote();
+    out.owner = out.remote ? e.owner : v ? v->self : std::string();
+    out.supervision = out.remote ? swarm_supervision_interface{e.remote}
+                                 : swarm_supervision_interface{supervisor_};
+  };
   {
     auto& s = table_->stripe_for(h);
     std::lock_guard<std::mutex> guard(s.mtx);
     if (auto it = s.map.find(h); it != s.map.end()) {
-      out.actor = it->second.actor;
-      out.remote = it->second.remote;
-      out.owner = it->second.remote ? it->second.owner : v ? v->self : std::string();
+      fill(it->second);
       return out;
     }
   }
-  if (v && v->owner(h) != v->self) {
-    // Routed like find(): a forwarder, whose entry names its owner.
-    out.actor = table_->route(h);
+  if (v && table_->placement_ && v->owner(h) != v->self) {
+    // Routed like find(): a remote handle, whose entry names its owner.
+    const auto routed = table_->route(h);
     auto& s = table_->stripe_for(h);
     std::lock_guard<std::mutex> guard(s.mtx);
-    if (auto it = s.map.find(h); it != s.map.end() && it->second.actor == out.actor) {
-      out.remote = it->second.remote;
-      out.owner = it->second.remote ? it->second.owner : v->self;
-    }
+    if (auto it = s.map.find(h); it != s.map.end() && it->second.handle() == routed)
+      fill(it->second);
   }
   return out;
 }
@@ -271,32 +299,40 @@ std::size_t swarm_directory::size() const {
   for (std::size_t i = 0; i < table_->count(); ++i) {
     auto& s = table_->at(i);
     std::lock_guard<std::mutex> guard(s.mtx);
-    for (const auto& kv : s.map) n += kv.second.remote ? 0 : 1;
+    for (const auto& kv : s.map) n += kv.second.is_remote() ? 0 : 1;
   }
   return n;
 }
 
-std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::size_t limit) const {
-  std::vector<std::pair<info_hash, caf::actor>> out;
+std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms(
+    std::size_t limit) const {
+  std::vector<std::pair<info_hash, local_swarm_actor>> out;
   for (std::size_t i = 0; i < table_->count() && out.size() < limit; ++i) {
     auto& s = table_->at(i);
     std::lock_guard<std::mutex> guard(s.mtx);
     for (const auto& kv : s.map) {
       if (out.size() >= limit) break;
-      if (!kv.second.remote) out.emplace_back(kv.first, kv.second.actor);
+      if (!kv.second.is_remote()) out.emplace_back(kv.first, kv.second.local);
     }
   }
   return out;
 }
 
+std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::size_t limit) const {
+  std::vector<std::pair<info_hash, caf::actor>> out;
+  for (auto& [hash, swarm] : local_swarms(limit))
+    out.emplace_back(hash, caf::actor_cast<caf::actor>(std::move(swarm)));
+  return out;
+}
+
 bool swarm_directory::end_swarm(const info_hash& h) {
-  caf::actor swarm;
+  local_swarm_actor swarm;
   {
     auto& s = table_->stripe_for(h);
     std::lock_guard<std::mutex> guard(s.mtx);
     auto it = s.map.find(h);
-    if (it == s.map.end() || it->second.remote) return false;
-    swarm = std::move(it->second.actor);
+    if (it == s.map.end() || it->second.is_remote()) return false;
+    swarm = std::move(it->second.local);
     s.map.erase(it);
   }
   // Outside the lock, like stop_all(). Requests already queued at the swarm
@@ -309,16 +345,15 @@ const swarm_totals& swarm_directory::totals() const noexcept { return *table_->t
 
 std::size_t swarm_directory::handoffs_pending() const { return table_->handoffs_pending.load(); }
 
-cluster::cluster_view_ptr swarm_directory::view() const { return table_->view(); }
+void swarm_directory::set_placement(placement_ptr p) { table_->placement_ = std::move(p); }
 
-void swarm_directory::set_forwarder_options(const cluster::forwarder_options& o) {
-  table_->fwd_opts = o;
-}
+placement_view_ptr swarm_directory::view() const { return table_->view(); }
 
-std::size_t swarm_directory::set_view(cluster::cluster_view_ptr v) {
+std::size_t swarm_directory::set_view(placement_view_ptr v) {
   table_->store_view(v);
   std::size_t moving = 0;
-  std::vector<caf::actor> leaving;
+  std::vector<remote_swarm_interface> leaving;
+  const bool clustered = v && table_->placement_;
   for (std::size_t i = 0; i < table_->count(); ++i) {
     auto& s = table_->at(i);
     std::lock_guard<std::mutex> guard(s.mtx);
@@ -326,25 +361,23 @@ std::size_t swarm_directory::set_view(cluster::cluster_view_ptr v) {
     for (auto it = s.map.begin(); it != s.map.end();) {
       const info_hash& h = it->first;
       auto& e = it->second;
-      const std::string owner = v ? v->owner(h) : std::string();
-      const bool mine = !v || owner == v->self;
-      if (e.remote) {
+      const std::string owner = clustered ? v->owner(h) : std::string();
+      const bool mine = !clustered || owner == v->self;
+      if (e.is_remote()) {
         if (mine || owner != e.owner || v->node(owner) != e.node) {
-          // The owner changed (or reconnected: a new handle): this
-          // forwarder answers what it has in flight and ends; the next
-          // route() makes the right entry.
-          leaving.push_back(std::move(e.actor));
+          // The owner changed (or reconnected: a new handle): this remote
+          // handle answers what it has in flight and ends; the next route
+          // makes the right entry.
+          leaving.push_back(std::move(e.remote));
           it = s.map.erase(it);
           continue;
         }
       } else if (!mine) {
         if (auto node = v->node(owner)) {
-          // Hand the swarm over: from now on requests queue in the
-          // forwarder, which moves the state first (forwarder.hpp).
-          auto fwd = cluster::spawn_forwarder(table_->sys_, h, owner, node,
-                                              std::weak_ptr<cluster::forward_host>(table_),
-                                              table_->fwd_opts, e.actor);
-          e = table::entry{std::move(fwd), true, owner, node};
+          // Hand the swarm over: from now on requests queue in the remote
+          // handle, which moves the state first (runtime/placement.hpp).
+          auto remote = table_->spawn_remote(h, owner, node, e.local);
+          e = table::entry{{}, std::move(remote), owner, node};
           ++moving;
         }
       }
@@ -355,23 +388,19 @@ std::size_t swarm_directory::set_view(cluster::cluster_view_ptr v) {
   return moving;
 }
 
-caf::actor swarm_directory::serve_forwarded(const info_hash& h, bool create, bool* remote) {
+swarm_directory::served_swarm swarm_directory::serve_forwarded(const info_hash& h, bool create) {
   auto& s = table_->stripe_for(h);
   std::lock_guard<std::mutex> guard(s.mtx);
-  if (auto it = s.map.find(h); it != s.map.end()) {
-    if (remote != nullptr) *remote = it->second.remote;
-    return it->second.actor;
-  }
-  if (remote != nullptr) *remote = false;
+  if (auto it = s.map.find(h); it != s.map.end()) return {it->second.local, it->second.remote};
   if (!create || table_->stopped.load(std::memory_order_acquire)) return {};
   auto swarm = table_->spawn_local(h, nullptr);
-  s.map.emplace(h, table::entry{swarm, false, {}, {}});
-  return swarm;
+  s.map.emplace(h, table::entry{swarm, {}, {}, {}});
+  return {swarm, {}};
 }
 
 std::string swarm_directory::move(const info_hash& h, const std::string& node_name) {
   auto v = table_->view();
-  if (!v) return "no cluster";
+  if (!v || !table_->placement_) return "no cluster";
   if (node_name == v->self) return "the swarm is on " + node_name + " already";
   auto node = v->node(node_name);
   if (!node) return "unknown member '" + node_name + "'";
@@ -379,15 +408,13 @@ std::string swarm_directory::move(const info_hash& h, const std::string& node_na
   std::lock_guard<std::mutex> guard(s.mtx);
   if (table_->stopped.load(std::memory_order_acquire)) return "shutting down";
   auto it = s.map.find(h);
-  if (it == s.map.end() || it->second.remote) return "no local swarm for this info_hash";
-  auto fwd = cluster::spawn_forwarder(table_->sys_, h, node_name, node,
-                                      std::weak_ptr<cluster::forward_host>(table_),
-                                      table_->fwd_opts, it->second.actor);
-  it->second = table::entry{std::move(fwd), true, node_name, node};
+  if (it == s.map.end() || it->second.is_remote()) return "no local swarm for this info_hash";
+  auto remote = table_->spawn_remote(h, node_name, node, it->second.local);
+  it->second = table::entry{{}, std::move(remote), node_name, node};
   return {};
 }
 
-caf::actor swarm_directory::install(const cluster::swarm_snapshot& snap) {
+local_swarm_actor swarm_directory::install(const swarm_snapshot& snap) {
   return table_->install_local(snap);
 }
 
@@ -399,7 +426,7 @@ void swarm_directory::stop_all() {
     std::lock_guard<std::mutex> guard(s.mtx);
     actors.reserve(actors.size() + s.map.size());
     for (auto& kv : s.map) {
-      actors.push_back(std::move(kv.second.actor));
+      actors.push_back(caf::actor_cast<caf::actor>(kv.second.handle()));
     }
     s.map.clear();
   }

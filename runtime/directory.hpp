@@ -1,10 +1,10 @@
 #pragma once
 /// The swarm directory: info_hash -> swarm actor, read by network threads
-/// without messaging. This is the one place that decides who owns a swarm:
-/// alone, this node owns every swarm; in a cluster (`set_view`), the owner
-/// is the live member that ranks first under rendezvous hashing, and for a
-/// swarm another node owns the directory hands out a LOCAL forwarding actor
-/// (cluster/forwarder.hpp) that accepts the same messages.
+/// without messaging. This is the one place that decides who serves a swarm:
+/// alone, this node serves every swarm; in a cluster (`set_placement`, then
+/// `set_view`), the view names each hash's owner, and for a swarm another
+/// node owns the directory hands out a LOCAL remote handle (made by the
+/// placement, runtime/placement.hpp) that accepts the same messages.
 
 #include <atomic>
 #include <cstddef>
@@ -16,25 +16,32 @@
 
 #include <caf/all.hpp>
 
-#include "cluster/forwarder.hpp"
-#include "cluster/snapshot.hpp"
-#include "cluster/view.hpp"
-#include "runtime/supervisor.hpp"
-#include "tracker/swarm_config.hpp"
 #include "protocol/types.hpp"
+#include "runtime/placement.hpp"
+#include "runtime/probe_interface.hpp"
+#include "runtime/supervisor.hpp"
+#include "runtime/swarm_interface.hpp"
+#include "runtime/swarm_snapshot.hpp"
+#include "tracker/swarm_config.hpp"
 
 namespace sk {
 
 /// Where the operator reaches one swarm (`swarm_directory::locate`).
 struct swarm_location {
-  /// The local swarm, or the forwarder to the node that owns it; invalid:
-  /// no swarm here and none forwarded.
+  /// The local swarm, or the remote handle of the node that owns it;
+  /// invalid: no swarm here and none remote. (`swarm`, dynamically typed.)
   caf::actor actor;
-  /// `actor` is a forwarder: the swarm and its supervisor are on `owner`.
+  /// `actor` is a remote handle: the swarm and its supervisor are on `owner`.
   bool remote = false;
   /// The cluster node the swarm lives on (this node's name for a local
   /// swarm); empty outside a cluster.
   std::string owner;
+  /// The same handle as `actor`, typed: the swarm's calls.
+  swarm_interface swarm;
+  /// Where the supervisor's calls about this swarm go: this node's
+  /// supervisor for a local swarm (invalid without one), the remote handle
+  /// (which asks the owner's supervisor) for a remote one.
+  swarm_supervision_interface supervision;
 };
 
 /// Maps info_hash to the swarm actor that owns it.
@@ -72,45 +79,61 @@ class swarm_directory {
   swarm_directory& operator=(const swarm_directory&) = delete;
 
   /// Spawns the node's supervisor (registry: this directory) and hands it
-  /// every swarm spawned from now on. Call once, before the first `route()`
+  /// every swarm spawned from now on. Call once, before the first route
   /// (not thread-safe against it). `cfg` must be valid. Returns the
   /// supervisor, which `stop_all()` stops after the swarms.
-  caf::actor start_supervisor(const supervisor_config& cfg);
+  supervisor_actor start_supervisor(const supervisor_config& cfg);
 
   /// Gives every swarm spawned from now on (and every restarted one) the
   /// reachability prober to send `(probe_atom, probe_request)` to; swarms
   /// probe only when `config().probe.enabled` too. Call once, before the
-  /// first `route()` (not thread-safe against it).
+  /// first route (not thread-safe against it).
+  void set_prober(prober_interface prober);
+  /// `set_prober` for a dynamically typed prober handle (it must accept
+  /// `(probe_atom, probe_request)`).
   void set_prober(caf::actor prober);
 
   /// The supervisor (invalid before `start_supervisor`).
-  const caf::actor& supervisor() const noexcept { return supervisor_; }
+  const supervisor_actor& supervisor_handle() const noexcept { return supervisor_; }
+  /// The same, dynamically typed.
+  const caf::actor& supervisor() const noexcept { return supervisor_untyped_; }
 
-  /// The swarm actor for `h`, spawning it on a miss. Thread-safe, never
-  /// blocks on an actor; safe to call from I/O threads. Once `stop_all()`
-  /// has begun it spawns nothing: a miss returns an invalid handle
-  /// (`!result`); callers answer "shutting down / retry".
-  caf::actor route(const info_hash& h);
+  /// The swarm for `h` (local, or a remote handle), spawning it on a miss.
+  /// Thread-safe, never blocks on an actor; safe to call from I/O threads.
+  /// Once `stop_all()` has begun it spawns nothing: a miss returns an
+  /// invalid handle (`!result`); callers answer "shutting down / retry".
+  swarm_interface route_swarm(const info_hash& h);
 
-  /// The swarm actor for `h` if one exists, else an invalid handle (scrape of
+  /// The swarm for `h` if one exists, else an invalid handle (scrape of
   /// unknown torrents must not create swarms). Thread-safe. In a cluster, a
-  /// hash another node owns yields a forwarder (created on a miss: it
+  /// hash another node owns yields a remote handle (created on a miss: it
   /// creates no swarm anywhere; the owner answers zeros for an unknown
   /// torrent).
+  swarm_interface find_swarm(const info_hash& h) const;
+
+  /// `route_swarm`, dynamically typed.
+  caf::actor route(const info_hash& h);
+  /// `find_swarm`, dynamically typed.
   caf::actor find(const info_hash& h) const;
 
-  /// `find(h)`, and whether that is a forwarder and to which node (the
-  /// admin API sends operator calls of a remote swarm to its forwarder,
-  /// which implements the supervisor's per-swarm calls too). Thread-safe.
+  /// `find_swarm(h)`, whether that is a remote handle and to which node, and
+  /// where the supervisor's calls about it go (the admin API sends the
+  /// operator calls of a remote swarm to its remote handle, which implements
+  /// the supervisor's per-swarm calls too). Thread-safe.
   swarm_location locate(const info_hash& h) const;
 
   /// Number of local swarms (a snapshot; each stripe is counted under its
-  /// lock). Forwarders are not counted.
+  /// lock). Remote handles are not counted.
   std::size_t size() const;
 
   /// Every (info_hash, swarm actor) pair of a local swarm, at most `limit`
-  /// of them (admin API). Thread-safe; each stripe is copied under its lock,
-  /// so the result is not one consistent cut. Never blocks on an actor.
+  /// of them (admin API, replication, rebalancing). Thread-safe; each stripe
+  /// is copied under its lock, so the result is not one consistent cut.
+  /// Never blocks on an actor.
+  std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms(
+      std::size_t limit = static_cast<std::size_t>(-1)) const;
+
+  /// `local_swarms`, dynamically typed.
   std::vector<std::pair<info_hash, caf::actor>> snapshot(
       std::size_t limit = static_cast<std::size_t>(-1)) const;
 
@@ -122,7 +145,7 @@ class swarm_directory {
   /// past that check, or bouncing off the ended actor and routed again, may
   /// still spawn a new swarm; it serves that one peer and ages out like any
   /// swarm nobody announces to.) Returns whether there was a local swarm (a
-  /// forwarder entry is left alone). Thread-safe, non-blocking.
+  /// remote entry is left alone). Thread-safe, non-blocking.
   bool end_swarm(const info_hash& h);
 
   /// Node-wide counts every swarm of this directory adds to (monotonic since
@@ -131,32 +154,45 @@ class swarm_directory {
 
   // -- cluster ------------------------------------------------------------------
 
+  /// Makes the remote handles for swarms other nodes own (the cluster's
+  /// implementation). Call once, before the first `set_view` (not
+  /// thread-safe against routing). Without it every swarm is local.
+  void set_placement(placement_ptr p);
+
   /// Installs a new picture of the cluster and moves what it changes:
   ///   - a local swarm another node now owns is handed to it (its entry
-  ///     becomes a forwarder in handoff mode, see forwarder.hpp);
-  ///   - a forwarder whose owner changed leaves (it answers what is in
-  ///     flight); the next route() creates the right one.
+  ///     becomes a remote handle that first moves the swarm's state);
+  ///   - a remote handle whose owner changed leaves (it answers what is in
+  ///     flight); the next route creates the right one.
   /// Returns how many local swarms started moving. Thread-safe; never
   /// blocks on an actor. A null view turns cluster routing off.
-  std::size_t set_view(cluster::cluster_view_ptr view);
+  std::size_t set_view(placement_view_ptr view);
 
   /// The current view (null: no cluster).
-  cluster::cluster_view_ptr view() const;
+  placement_view_ptr view() const;
+
+  /// The entry for a hash whose request another node sent here: one of the
+  /// two handles is valid, or neither.
+  struct served_swarm {
+    local_swarm_actor local;
+    remote_swarm_interface remote;
+  };
 
   /// Where a request forwarded by another node goes (the node actor's
   /// lookup): the local swarm, spawned on a miss when `create` (the sender
   /// believes this node owns `h`; a rebalance corrects a disagreement), or
-  /// the forwarder this node has for `h` (`*remote` set). Invalid: a miss
-  /// without `create`, or stopping.
-  caf::actor serve_forwarded(const info_hash& h, bool create, bool* remote);
+  /// the remote handle this node has for `h`. Neither: a miss without
+  /// `create`, or stopping.
+  served_swarm serve_forwarded(const info_hash& h, bool create);
 
   /// Merges `s` into the local swarm of `s.hash` (spawned on a miss; a
-  /// forwarder entry is replaced by the local swarm). Migration and crash
+  /// remote entry is replaced by the local swarm). Migration and crash
   /// takeover. Returns the swarm; invalid when stopping.
-  caf::actor install(const cluster::swarm_snapshot& s);
+  local_swarm_actor install(const swarm_snapshot& s);
 
   /// Operator move: hands the local swarm of `h` to member `node` now (its
-  /// entry becomes a forwarder in handoff mode, as in `set_view`). Returns
+  /// entry becomes a remote handle that first moves the state, as in
+  /// `set_view`). Returns
   /// "" when the move started, else why not ("no cluster", "unknown
   /// member", "not a local swarm", ...). The move lasts until the next
   /// membership change, when rendezvous ownership applies again (the swarm
@@ -166,10 +202,7 @@ class swarm_directory {
   /// Local swarms being handed to another node right now.
   std::size_t handoffs_pending() const;
 
-  /// Forwarder settings (the default is fine outside the daemon).
-  void set_forwarder_options(const cluster::forwarder_options& o);
-
-  /// Stops every swarm actor and forwarder (exit reason `user_shutdown`), then the
+  /// Stops every swarm actor and remote handle (exit reason `user_shutdown`), then the
   /// supervisor (and with it every remediation), and empties the directory;
   /// `route()` spawns nothing afterwards. Idempotent.
   void stop_all();
@@ -183,7 +216,8 @@ class swarm_directory {
   caf::actor_system& sys_;
   swarm_config cfg_;
   std::shared_ptr<table> table_;
-  caf::actor supervisor_;
+  supervisor_actor supervisor_;
+  caf::actor supervisor_untyped_;
 };
 
 }  // namespace sk

@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "runtime/messages.hpp"
+#include "runtime/swarm_interface.hpp"
 
 namespace sk {
 namespace {
@@ -40,10 +40,10 @@ void carry_out(remediation_actor_ptr self, remediation_plan::step step) {
 
 }  // namespace
 
-caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf::actor swarm,
-                                remediation_config cfg, swarm_knobs baseline, health_report initial,
-                                caf::actor supervisor, std::uint32_t operator_reasons,
-                                bool policy_pinned) {
+remediation_actor::behavior_type remediation_behavior(
+    remediation_actor_ptr self, info_hash hash, local_swarm_actor swarm, remediation_config cfg,
+    swarm_knobs baseline, health_report initial, supervisor_actor supervisor,
+    std::uint32_t operator_reasons, bool policy_pinned) {
   auto& st = self->state;
   // A stray error message must not end a remediation half-way (CAF's
   // default error handler quits).
@@ -70,7 +70,7 @@ caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf:
         st.last = r;
         carry_out(self, st.plan->on_report(r));
       },
-      [self](rebind_atom, const caf::actor& swarm) {
+      [self](rebind_atom, const local_swarm_actor& swarm) {
         auto& st = self->state;
         st.swarm = swarm;
         // A swarm restored from a broken state starts from its defaults.

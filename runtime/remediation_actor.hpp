@@ -9,6 +9,8 @@
 #include <caf/all.hpp>
 
 #include "protocol/types.hpp"
+#include "runtime/remediation_interface.hpp"
+#include "runtime/supervisor_interface.hpp"
 #include "tracker/remediation_plan.hpp"
 
 namespace sk {
@@ -19,23 +21,24 @@ namespace sk {
 struct remediation_state {
   static inline const char* name = "sk.remediation";
   info_hash hash;
-  caf::actor swarm;
+  local_swarm_actor swarm;
   std::optional<remediation_plan> plan;
   health_report last;
 };
 
-using remediation_actor_ptr = caf::stateful_actor<remediation_state>*;
+using remediation_actor_ptr = remediation_actor::stateful_pointer<remediation_state>;
 
 /// The remediation actor of one swarm.
 ///
-/// Interface:
+/// Interface (`remediation_actor`, runtime/remediation_interface.hpp;
+/// spawned typed, so every handler is checked against it):
 ///
 ///   (health_atom, info_hash, health_report)   every tick, from the swarm
 ///       (the supervisor registered this actor as the swarm's observer):
 ///       feeds the plan; sends `(knobs_atom, put_atom, swarm_knobs)` and
 ///       `(history_atom, put_atom, remediation_record)` to the swarm, logs
 ///       one info line per action; quits (normal) when the plan is done.
-///   (rebind_atom, caf::actor)   the supervisor restarted the swarm: the new
+///   (rebind_atom, local_swarm_actor)   the supervisor restarted the swarm: the new
 ///       actor; the plan's knobs are sent to it again.
 ///   (policy_atom, put_atom, swarm_knobs baseline, bool pinned) -> std::string
 ///       an operator changed the policy (from the supervisor): the plan is
@@ -52,9 +55,9 @@ using remediation_actor_ptr = caf::stateful_actor<remediation_state>*;
 /// `initial` (the report that made the supervisor spawn it) is processed at
 /// once. `operator_reasons` is 0 for a remediation the supervisor started on
 /// its own, else see `remediation_plan`, like `policy_pinned`.
-caf::behavior remediation_actor(remediation_actor_ptr self, info_hash hash, caf::actor swarm,
-                                remediation_config cfg, swarm_knobs baseline, health_report initial,
-                                caf::actor supervisor, std::uint32_t operator_reasons,
-                                bool policy_pinned);
+remediation_actor::behavior_type remediation_behavior(
+    remediation_actor_ptr self, info_hash hash, local_swarm_actor swarm, remediation_config cfg,
+    swarm_knobs baseline, health_report initial, supervisor_actor supervisor,
+    std::uint32_t operator_reasons, bool policy_pinned);
 
 }  // namespace sk

@@ -64,11 +64,11 @@ void stop_remediation(supervisor_actor_ptr self, supervisor_state::entry& e) {
     self->state.by_remediation.erase(e.remediation.address());
     self->demonitor(e.remediation.address());
     self->send_exit(e.remediation, caf::exit_reason::user_shutdown);
-    e.remediation = {};
+    e.remediation = remediation_actor{};
   }
 }
 
-void watch(supervisor_actor_ptr self, const info_hash& hash, const caf::actor& swarm,
+void watch(supervisor_actor_ptr self, const info_hash& hash, const local_swarm_actor& swarm,
            swarm_core_ptr core) {
   auto& st = self->state;
   auto& e = st.swarms[hash];
@@ -152,8 +152,7 @@ void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const inf
         "({} peers)",
         hash.hex(), why, peers);
   }
-  auto replacement =
-      spawn_swarm(self->system(), core, st.registry, caf::actor_cast<caf::actor>(self));
+  auto replacement = spawn_swarm(self->system(), core, st.registry, health_observer{self});
   if (st.has_registry) {
     auto reg = st.registry.lock();
     if (!reg || !reg->replace_if_owner(hash, dm.source, replacement)) {
@@ -170,7 +169,7 @@ void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const inf
   st.by_swarm[replacement.address()] = hash;
   self->monitor(replacement);
   if (e.remediation) {
-    self->send(replacement, observer_atom::value, e.remediation);
+    self->send(replacement, observer_atom::value, health_observer{e.remediation});
     self->send(e.remediation, rebind_atom::value, replacement);
   }
   ++(fresh ? st.counters.restarts_fresh : st.counters.restarts);
@@ -196,9 +195,9 @@ void on_remediation_down(supervisor_actor_ptr self, const caf::down_msg& dm,
   bool stopped = false;
   if (it != st.swarms.end() && it->second.remediation.address() == dm.source) {
     stopped = it->second.stopping;
-    it->second.remediation = {};
+    it->second.remediation = remediation_actor{};
     it->second.stopping = false;
-    self->send(it->second.swarm, observer_atom::value, caf::actor{});
+    self->send(it->second.swarm, observer_atom::value, health_observer{});
   }
   ++st.counters.remediations_ended;
   const bool ok = dm.reason == caf::exit_reason::normal;
@@ -229,13 +228,13 @@ void spawn_remediation(supervisor_actor_ptr self, const info_hash& hash,
   if (rc.watch_time == std::chrono::seconds{0}) {
     rc.watch_time = swarm_cfg.announce_interval;
   }
-  e.remediation = self->system().spawn(remediation_actor, hash, e.swarm, rc, baseline_of(e), r,
-                                       caf::actor_cast<caf::actor>(self), operator_reasons,
-                                       e.pinned.has_value());
+  e.remediation =
+      self->system().spawn(remediation_behavior, hash, e.swarm, rc, baseline_of(e), r,
+                           supervisor_actor{self}, operator_reasons, e.pinned.has_value());
   e.stopping = false;
   st.by_remediation[e.remediation.address()] = hash;
   self->monitor(e.remediation);
-  self->send(e.swarm, observer_atom::value, e.remediation);
+  self->send(e.swarm, observer_atom::value, health_observer{e.remediation});
   ++st.counters.remediations_started;
 }
 
@@ -279,8 +278,7 @@ caf::result<std::string> operator_start(supervisor_actor_ptr self, const info_ha
   if (it == st.swarms.end() || !it->second.core) return std::string("unknown");
   if (it->second.remediation) return std::string("running");
   auto rp = self->make_response_promise<std::string>();
-  self->request(caf::actor_cast<swarm_interface>(it->second.swarm), std::chrono::seconds(2),
-                status_atom::value)
+  self->request(it->second.swarm, std::chrono::seconds(2), status_atom::value)
       .then(
           [self, hash, rp](swarm_status& s) mutable {
             rp.deliver(start_for_operator(self, hash, start_report(s, self->clock().now())));
@@ -350,8 +348,8 @@ caf::result<policy_change> operator_policy(supervisor_actor_ptr self, const info
                   caf::put_atom::value, baseline, pin.has_value())
         .then(std::move(done), std::move(failed));
   } else {
-    self->request(caf::actor_cast<swarm_interface>(e.swarm), std::chrono::seconds(5),
-                  policy_atom::value, caf::put_atom::value, target)
+    self->request(e.swarm, std::chrono::seconds(5), policy_atom::value, caf::put_atom::value,
+                  target)
         .then(std::move(done), std::move(failed));
   }
   return rp;
@@ -403,8 +401,9 @@ void on_health(supervisor_actor_ptr self, const info_hash& hash, const health_re
 
 }  // namespace
 
-caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
-                               std::weak_ptr<swarm_registry> registry) {
+supervisor_actor::behavior_type supervisor_behavior(supervisor_actor_ptr self,
+                                                    supervisor_config cfg,
+                                                    std::weak_ptr<swarm_registry> registry) {
   auto& st = self->state;
   // Never quit on a stray error message (CAF's default error handler does).
   self->set_error_handler([](caf::error&) {});
@@ -428,9 +427,10 @@ caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
       on_swarm_down(self, dm, hash);
     }
   });
-  // The per-swarm operator calls (swarm_supervision_interface), checked by
-  // the compiler.
-  swarm_supervision_interface::behavior_type interface_part{
+  // Every handler of supervisor_actor (runtime/supervisor_interface.hpp),
+  // checked by the compiler.
+  return {
+      // -- operator calls about one swarm ------------------------------------------
       [self](restart_atom, const info_hash& hash) { return operator_restart(self, hash); },
       [self](policy_atom, caf::put_atom, const info_hash& hash, const std::string& name) {
         return operator_policy(self, hash, name);
@@ -445,15 +445,7 @@ caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
       [self](remediate_atom, stop_atom, const info_hash& hash) {
         return operator_stop(self, hash);
       },
-  };
-  return with_own_handlers(
-      std::move(interface_part),
-      [self](watch_atom, const info_hash& hash, const caf::actor& swarm, swarm_core_ptr& core) {
-        watch(self, hash, swarm, std::move(core));
-      },
-      [self](health_atom, const info_hash& hash, const health_report& r) {
-        on_health(self, hash, r);
-      },
+      // -- node-wide operator calls -------------------------------------------------
       [self](events_atom) {
         const auto& ev = self->state.events;
         return std::vector<supervisor_event>(ev.begin(), ev.end());
@@ -472,13 +464,20 @@ caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
       },
       [self](caf::get_atom, const info_hash& hash) {
         auto it = self->state.swarms.find(hash);
-        return it != self->state.swarms.end() ? it->second.swarm : caf::actor{};
-      });
+        return it != self->state.swarms.end() ? it->second.swarm : local_swarm_actor{};
+      },
+      // -- from the directory and the swarms ------------------------------------------
+      [self](watch_atom, const info_hash& hash, const local_swarm_actor& swarm,
+             swarm_core_ptr& core) { watch(self, hash, swarm, std::move(core)); },
+      [self](health_atom, const info_hash& hash, const health_report& r) {
+        on_health(self, hash, r);
+      },
+  };
 }
 
-caf::actor spawn_supervisor(caf::actor_system& sys, const supervisor_config& cfg,
-                            std::weak_ptr<swarm_registry> registry) {
-  return sys.spawn(supervisor_actor, cfg, std::move(registry));
+supervisor_actor spawn_supervisor(caf::actor_system& sys, const supervisor_config& cfg,
+                                  std::weak_ptr<swarm_registry> registry) {
+  return sys.spawn(supervisor_behavior, cfg, std::move(registry));
 }
 
 }  // namespace sk

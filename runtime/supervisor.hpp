@@ -21,9 +21,10 @@
 ///         ─▶ spawn ONE remediation actor, register it as the swarm's
 ///            observer (it then gets every tick's report)
 ///
-/// Interface:
+/// Interface (`supervisor_actor`, runtime/supervisor_interface.hpp; spawned
+/// typed, so every handler is checked against it at compile time):
 ///
-///   (watch_atom, info_hash, caf::actor swarm, swarm_core_ptr core)
+///   (watch_atom, info_hash, local_swarm_actor swarm, swarm_core_ptr core)
 ///   (health_atom, info_hash, health_report)
 ///   (events_atom) -> std::vector<supervisor_event>    oldest first, bounded
 ///   (remediate_atom, caf::get_atom) -> std::vector<info_hash>
@@ -59,7 +60,7 @@
 ///   (events_atom, put_atom, supervisor_event)
 ///       records an event someone else did (the admin API's bans, access
 ///       list changes, moves; the time is the supervisor's)
-///   (caf::get_atom, info_hash) -> caf::actor
+///   (caf::get_atom, info_hash) -> local_swarm_actor
 ///                                    the current actor of a supervised swarm
 ///                                    (invalid handle if none)
 ///
@@ -77,25 +78,12 @@
 
 #include <caf/all.hpp>
 
-#include "tracker/healing_types.hpp"
-#include "runtime/messages.hpp"
 #include "runtime/remediation_actor.hpp"
+#include "runtime/supervisor_interface.hpp"
 #include "runtime/swarm_actor.hpp"
+#include "tracker/healing_types.hpp"
 
 namespace sk {
-
-/// The supervisor's operator calls about one swarm (see the interface
-/// above). A forwarder implements them too, for its swarm: they go to the
-/// supervisor of the node that owns it (cluster/forwarder.hpp). Both
-/// build these handlers as a checked `behavior_type` (see
-/// `swarm_interface`); `caf::actor_cast` of either handle to this type is
-/// sound.
-using swarm_supervision_interface = caf::typed_actor<
-    caf::replies_to<restart_atom, info_hash>::with<std::string>,
-    caf::replies_to<policy_atom, caf::put_atom, info_hash, std::string>::with<policy_change>,
-    caf::replies_to<policy_atom, caf::get_atom, info_hash>::with<bool>,
-    caf::replies_to<remediate_atom, start_atom, info_hash>::with<std::string>,
-    caf::replies_to<remediate_atom, stop_atom, info_hash>::with<std::string>>;
 
 /// Supervisor tunables.
 struct supervisor_config {
@@ -127,9 +115,9 @@ struct supervisor_state {
   static inline const char* name = "sk.supervisor";
 
   struct entry {
-    caf::actor swarm;
+    local_swarm_actor swarm;
     swarm_core_ptr core;
-    caf::actor remediation;
+    remediation_actor remediation;
     /// An operator asked the running remediation to stop.
     bool stopping = false;
     /// The policy an operator pinned (see the interface).
@@ -156,14 +144,15 @@ struct supervisor_state {
   supervisor_counters counters;
 };
 
-using supervisor_actor_ptr = caf::stateful_actor<supervisor_state>*;
+using supervisor_actor_ptr = supervisor_actor::stateful_pointer<supervisor_state>;
 
-caf::behavior supervisor_actor(supervisor_actor_ptr self, supervisor_config cfg,
-                               std::weak_ptr<swarm_registry> registry);
+supervisor_actor::behavior_type supervisor_behavior(supervisor_actor_ptr self,
+                                                    supervisor_config cfg,
+                                                    std::weak_ptr<swarm_registry> registry);
 
 /// Spawns the supervisor. `registry` (the directory) may be empty.
-caf::actor spawn_supervisor(caf::actor_system& sys, const supervisor_config& cfg,
-                            std::weak_ptr<swarm_registry> registry = {});
+supervisor_actor spawn_supervisor(caf::actor_system& sys, const supervisor_config& cfg,
+                                  std::weak_ptr<swarm_registry> registry = {});
 
 /// The state to restart a crashed swarm from: `core` itself when its
 /// invariants hold, else a new empty core with the same hash and config

@@ -6,7 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cluster/cluster_messages.hpp"
+#include "runtime/swarm_snapshot.hpp"
+#include "runtime/swarm_tickets.hpp"
 
 namespace sk {
 
@@ -87,6 +88,22 @@ swarm_status make_status(const swarm_core& c, std::uint32_t max_peers, caf::acto
   return s;
 }
 
+/// The one announce path: the core's announce, answered through the ticket.
+void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
+  auto& st = self->state;
+  // One result object reused across tickets: its buffers keep their
+  // capacity, so a warm swarm answers without allocating.
+  announce_result& res = st.scratch;
+  reset_result(res);
+  if (!st.core->announce(t.announce, self->clock().now(), res)) {
+    t.fail();
+    return;
+  }
+  t.complete(res);
+  add_totals(st);
+  send_probes(self);
+}
+
 }  // namespace
 
 void reset_result(announce_result& r) {
@@ -101,8 +118,9 @@ void reset_result(announce_result& r) {
   r.retry_in_minutes = 0;
 }
 
-caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
-                          std::weak_ptr<swarm_registry> registry, caf::actor supervisor) {
+local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core_ptr core,
+                                                std::weak_ptr<swarm_registry> registry,
+                                                health_observer supervisor) {
   // Time comes from the actor system's clock: steady_clock in production,
   // the test scheduler's simulated clock in tests. (Not `self->now()`:
   // Debian's libcaf_core 0.17.6 declares it but does not export it.)
@@ -127,33 +145,13 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
   const auto& cfg = st.core->config();
   self->delayed_send(self, cfg.sweep_period, sweep_atom::value);
   self->delayed_send(self, cfg.health_tick, caf::tick_atom::value);
-  // The swarm interface (runtime/swarm_actor.hpp), checked by the compiler.
-  swarm_interface::behavior_type interface_part{
-      [self](announce_atom, const swarm_announce& a) -> caf::result<announce_result> {
-        announce_result res;
-        if (!self->state.core->announce(a, self->clock().now(), res)) {
-          return caf::make_error(caf::sec::invalid_argument);
-        }
-        add_totals(self->state);
-        send_probes(self);
-        return res;
-      },
-      [self](announce_atom, const announce_ticket_ptr& t) {
-        auto& st = self->state;
-        // One result object reused across tickets: its buffers keep their
-        // capacity, so a warm swarm answers without allocating.
-        announce_result& res = st.scratch;
-        reset_result(res);
-        if (!st.core->announce(t->announce, self->clock().now(), res)) {
-          t->fail();
-          return;
-        }
-        t->complete(res);
-        add_totals(st);
-        send_probes(self);
-      },
-      [self](scrape_atom) { return self->state.core->scrape(); },
+  // Every handler of local_swarm_actor (runtime/swarm_interface.hpp),
+  // checked by the compiler.
+  return {
+      // -- network: the one announce and the one scrape entry point ------------
+      [self](announce_atom, const announce_ticket_ptr& t) { serve_announce(self, *t); },
       [self](scrape_atom, const scrape_ticket_ptr& t) { t->complete(self->state.core->scrape()); },
+      // -- operator ---------------------------------------------------------------
       [self](health_atom, caf::get_atom) -> caf::result<health_report> {
         if (const health_report* r = self->state.core->last_report()) {
           return *r;
@@ -191,10 +189,32 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         std::string previous(to_string(core.policy()));
         core.set_policy(*p);
         return previous;
-      }
-  };
-  return with_own_handlers(
-      std::move(interface_part),
+      },
+      // -- healing ----------------------------------------------------------------
+      [self](observer_atom, const health_observer& observer) { self->state.observer = observer; },
+      [self](history_atom, caf::put_atom, remediation_record& r) {
+        self->state.core->record(std::move(r));
+      },
+      [self](crash_atom) {
+        if (self->state.core->config().test_hooks) {
+          throw std::runtime_error("swarm crash requested (test hook)");
+        }
+      },
+      // -- migration and replication: a migration takes the whole state and
+      // ends this actor (requests queued behind bounce and are routed again,
+      // to the remote handle that replaced it); a replica copies it; the new
+      // owner merges one in.
+      [self](caf::migrate_atom, caf::get_atom) {
+        auto snap = take_snapshot(*self->state.core, self->clock().now());
+        self->quit();
+        return snap;
+      },
+      [self](snapshot_atom) { return take_snapshot(*self->state.core, self->clock().now()); },
+      [self](caf::migrate_atom, caf::put_atom, const swarm_snapshot& s) {
+        merge_snapshot(*self->state.core, s, self->clock().now());
+        skip_totals(self->state);
+      },
+      // -- the prober's answers ---------------------------------------------------
       [self](probe_atom, const probe_result& r) {
         auto& core = *self->state.core;
         if (r.hash != core.hash()) {
@@ -209,6 +229,7 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
                         r.target.port, to_string(r.outcome), applied ? "" : " (stale, ignored)");
         }
       },
+      // -- timers -------------------------------------------------------------------
       [self](sweep_atom) {
         auto& st = self->state;
         const auto now = self->clock().now();
@@ -242,40 +263,22 @@ caf::behavior swarm_actor(swarm_actor_ptr self, swarm_core_ptr core,
         }
         self->delayed_send(self, st.core->config().health_tick, caf::tick_atom::value);
       },
-      [self](history_atom, caf::put_atom, remediation_record& r) {
-        self->state.core->record(std::move(r));
+      // -- the request form of an announce: one more ticket ------------------------
+      [self](announce_atom, swarm_announce& a) -> caf::result<announce_result> {
+        serve_announce(self, *answering_announce_ticket(self, std::move(a)));
+        return caf::delegated<announce_result>{};
       },
-      [self](observer_atom, const caf::actor& observer) { self->state.observer = observer; },
-      // Cluster (cluster/cluster_messages.hpp): a migration takes
-      // the whole state and ends this actor (requests queued behind bounce
-      // and are routed again, to the forwarder that replaced it); a
-      // replica copies it; the new owner merges one in.
-      [self](caf::migrate_atom, caf::get_atom) {
-        auto snap = cluster::take_snapshot(*self->state.core, self->clock().now());
-        self->quit();
-        return snap;
-      },
-      [self](cluster::snapshot_atom) {
-        return cluster::take_snapshot(*self->state.core, self->clock().now());
-      },
-      [self](caf::migrate_atom, caf::put_atom, const cluster::swarm_snapshot& s) {
-        cluster::merge_snapshot(*self->state.core, s, self->clock().now());
-        skip_totals(self->state);
-      },
-      [self](crash_atom) {
-        if (self->state.core->config().test_hooks) {
-          throw std::runtime_error("swarm crash requested (test hook)");
-        }
-      });
+  };
 }
 
-caf::actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,
-                       std::weak_ptr<swarm_registry> registry, caf::actor supervisor) {
-  return sys.spawn(swarm_actor, std::move(core), std::move(registry), std::move(supervisor));
+local_swarm_actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,
+                              std::weak_ptr<swarm_registry> registry, health_observer supervisor) {
+  return sys.spawn(swarm_behavior, std::move(core), std::move(registry), std::move(supervisor));
 }
 
-caf::actor spawn_swarm(caf::actor_system& sys, const info_hash& hash, const swarm_config& cfg,
-                       std::uint64_t seed, std::weak_ptr<swarm_registry> registry) {
+local_swarm_actor spawn_swarm(caf::actor_system& sys, const info_hash& hash,
+                              const swarm_config& cfg, std::uint64_t seed,
+                              std::weak_ptr<swarm_registry> registry) {
   return spawn_swarm(sys, std::make_shared<swarm_core>(hash, cfg, seed), std::move(registry));
 }
 

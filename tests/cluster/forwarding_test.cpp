@@ -1,7 +1,9 @@
 // The directory in a cluster, in one process: a hash another node owns gets
-// a forwarder that asks that node's actor with plain data and settles the
-// local reply; an operator move hands a local swarm over with its state.
-// The "other node" is a local actor that answers like a node actor.
+// a forwarder (the cluster's placement) that asks that node's actor with
+// plain data and settles the local ticket; an operator move hands a local
+// swarm over with its state. The "other node" is a local actor that answers
+// like a node actor, or (RemoteCallsTest) a second directory behind the
+// node actor's own relay room.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,8 +13,13 @@
 
 #include <caf/all.hpp>
 
+#include <future>
+#include <optional>
+
 #include "cluster/cluster_messages.hpp"
+#include "cluster/placement.hpp"
 #include "cluster/remote_calls.hpp"
+#include "cluster/view.hpp"
 #include "runtime/directory.hpp"
 
 namespace sk::cluster {
@@ -71,16 +78,71 @@ swarm_announce announce_for(const info_hash& h, std::uint32_t i) {
   return a;
 }
 
-class ticket final : public announce_ticket {
+/// A ticket whose outcome a test thread waits for: the result,
+/// `sec::invalid_argument` (failed) or `sec::request_receiver_down`
+/// (dropped unread).
+class waited_ticket final : public announce_ticket {
  public:
-  ticket(swarm_announce a, std::shared_ptr<std::atomic<std::int64_t>> out)
-      : announce_ticket(std::move(a)), out_(std::move(out)) {}
-  void complete(const announce_result& r) override { *out_ = r.interval; }
-  void fail() override { *out_ = -1; }
+  waited_ticket(swarm_announce a, std::promise<caf::expected<announce_result>> done)
+      : announce_ticket(std::move(a)), done_(std::move(done)) {}
+  ~waited_ticket() override {
+    if (!settled_) done_.set_value(caf::make_error(caf::sec::request_receiver_down));
+  }
+  void complete(const announce_result& r) override { settle(r); }
+  void fail() override { settle(caf::make_error(caf::sec::invalid_argument)); }
 
  private:
-  std::shared_ptr<std::atomic<std::int64_t>> out_;
+  void settle(caf::expected<announce_result> x) {
+    if (settled_) return;
+    settled_ = true;
+    done_.set_value(std::move(x));
+  }
+  std::promise<caf::expected<announce_result>> done_;
+  bool settled_ = false;
 };
+
+class waited_scrape final : public scrape_ticket {
+ public:
+  explicit waited_scrape(std::promise<std::optional<swarm_stats>> done) : done_(std::move(done)) {}
+  ~waited_scrape() override {
+    if (!settled_) done_.set_value(std::nullopt);
+  }
+  void complete(const swarm_stats& s) override {
+    if (settled_) return;
+    settled_ = true;
+    done_.set_value(s);
+  }
+
+ private:
+  std::promise<std::optional<swarm_stats>> done_;
+  bool settled_ = false;
+};
+
+/// Sends `a` to `to` as a ticket (as the gateway does) and waits for how it
+/// ends (at most 10 s: then `sec::request_timeout`).
+template <class Handle>
+caf::expected<announce_result> announce_to(const Handle& to, swarm_announce a) {
+  std::promise<caf::expected<announce_result>> done;
+  auto outcome = done.get_future();
+  caf::anon_send(
+      to, announce_atom::value,
+      announce_ticket_ptr(std::make_shared<waited_ticket>(std::move(a), std::move(done))));
+  if (outcome.wait_for(10s) != std::future_status::ready)
+    return caf::make_error(caf::sec::request_timeout);
+  return outcome.get();
+}
+
+/// Scrapes `to` with a ticket and waits: the counts, or nothing (dropped:
+/// the client counts zeros).
+template <class Handle>
+std::optional<swarm_stats> scrape_of(const Handle& to) {
+  std::promise<std::optional<swarm_stats>> done;
+  auto outcome = done.get_future();
+  caf::anon_send(to, scrape_atom::value,
+                 scrape_ticket_ptr(std::make_shared<waited_scrape>(std::move(done))));
+  if (outcome.wait_for(10s) != std::future_status::ready) return std::nullopt;
+  return outcome.get();
+}
 
 class ForwardingTest : public ::testing::Test {
  protected:
@@ -97,6 +159,7 @@ class ForwardingTest : public ::testing::Test {
     v->nodes["b"] = node_;
     view_ = v;
     dir_ = std::make_unique<swarm_directory>(*sys_, swarm_config{});
+    dir_->set_placement(make_placement(*sys_));
     dir_->set_view(view_);
   }
   ~ForwardingTest() override {
@@ -126,25 +189,22 @@ TEST_F(ForwardingTest, RemoteHashIsForwardedAndSettledLocally) {
   ASSERT_TRUE(fwd);
   EXPECT_EQ(dir_->size(), 0u);  // a forwarder is not a local swarm
   EXPECT_EQ(dir_->find(h), fwd);
-  // Request path (HTTP bridge): the owner's answer comes straight back.
-  caf::scoped_actor self{*sys_};
-  std::int64_t interval = 0;
-  self->request(fwd, 5s, announce_atom::value, announce_for(h, 1))
-      .receive([&](const announce_result& r) { interval = r.interval; },
-               [&](caf::error& e) { FAIL() << sys_->render(e); });
-  EXPECT_EQ(interval, 1234);
-  // Ticket path (UDP): settled on this node with the owner's answer.
-  auto out = std::make_shared<std::atomic<std::int64_t>>(0);
-  caf::anon_send(fwd, announce_atom::value,
-                 announce_ticket_ptr(std::make_shared<ticket>(announce_for(h, 2), out)));
-  EXPECT_TRUE(eventually([&] { return out->load() == 1234; }));
+  const auto loc = dir_->locate(h);
+  EXPECT_TRUE(loc.remote);
+  EXPECT_EQ(loc.owner, "b");
+  EXPECT_EQ(caf::actor_cast<caf::actor>(loc.swarm), fwd);
+  EXPECT_EQ(caf::actor_cast<caf::actor>(loc.supervision), fwd);
+  // The ticket: settled on this node with the owner's answer, which saw
+  // the first hop.
+  auto r = announce_to(dir_->route_swarm(h), announce_for(h, 2));
+  ASSERT_TRUE(r) << sys_->render(r.error());
+  EXPECT_EQ(r->interval, 1234);
+  EXPECT_EQ(r->min_interval, first_hop);
   // Scrape.
-  swarm_stats st;
-  self->request(fwd, 5s, scrape_atom::value)
-      .receive([&](const swarm_stats& s) { st = s; },
-               [&](caf::error& e) { FAIL() << sys_->render(e); });
-  EXPECT_EQ(st.complete, 7);
-  EXPECT_EQ(node_state_->announces.load(), 2);
+  auto st = scrape_of(dir_->find_swarm(h));
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->complete, 7);
+  EXPECT_EQ(node_state_->announces.load(), 1);
   EXPECT_EQ(node_state_->scrapes.load(), 1);
 }
 
@@ -153,33 +213,25 @@ TEST_F(ForwardingTest, LocalHashIsServedHere) {
   auto swarm = dir_->route(h);
   ASSERT_TRUE(swarm);
   EXPECT_EQ(dir_->size(), 1u);
-  caf::scoped_actor self{*sys_};
-  bool answered = false;
-  self->request(swarm, 5s, announce_atom::value, announce_for(h, 1))
-      .receive([&](const announce_result& r) { answered = r.interval != 1234; },
-               [&](caf::error& e) { FAIL() << sys_->render(e); });
-  EXPECT_TRUE(answered);
+  auto r = announce_to(swarm, announce_for(h, 1));
+  ASSERT_TRUE(r) << sys_->render(r.error());
+  EXPECT_NE(r->interval, 1234);
   EXPECT_EQ(node_state_->announces.load(), 0);
 }
 
 TEST_F(ForwardingTest, OperatorMoveHandsTheWholeSwarmOver) {
   const auto h = hash_owned_by("a", *view_, 3);
   auto swarm = dir_->route(h);
-  caf::scoped_actor self{*sys_};
-  for (std::uint32_t i = 0; i < 5; ++i)
-    self->request(swarm, 5s, announce_atom::value, announce_for(h, i))
-        .receive([](const announce_result&) {}, [&](caf::error& e) { FAIL() << sys_->render(e); });
+  for (std::uint32_t i = 0; i < 5; ++i) ASSERT_TRUE(announce_to(swarm, announce_for(h, i)));
   EXPECT_EQ(dir_->move(h, "nosuch"), "unknown member 'nosuch'");
   EXPECT_EQ(dir_->move(h, "a"), "the swarm is on a already");
   ASSERT_EQ(dir_->move(h, "b"), "");
   EXPECT_EQ(dir_->size(), 0u);
   // An announce sent during the move waits for the handoff, then goes to
   // the new owner.
-  std::int64_t interval = 0;
-  self->request(dir_->route(h), 5s, announce_atom::value, announce_for(h, 9))
-      .receive([&](const announce_result& r) { interval = r.interval; },
-               [&](caf::error& e) { FAIL() << sys_->render(e); });
-  EXPECT_EQ(interval, 1234);
+  auto r = announce_to(dir_->route_swarm(h), announce_for(h, 9));
+  ASSERT_TRUE(r) << sys_->render(r.error());
+  EXPECT_EQ(r->interval, 1234);
   EXPECT_EQ(node_state_->migrations.load(), 1);
   EXPECT_EQ(node_state_->migrated_peers.load(), 5u);
   EXPECT_TRUE(eventually([&] { return dir_->handoffs_pending() == 0; }));
@@ -191,9 +243,7 @@ TEST_F(ForwardingTest, ViewChangeHandsTheSwarmToItsNewOwner) {
   dir_->set_view(nullptr);
   const auto h = hash_owned_by("b", *view_, 4);
   auto swarm = dir_->route(h);
-  caf::scoped_actor self{*sys_};
-  self->request(swarm, 5s, announce_atom::value, announce_for(h, 1))
-      .receive([](const announce_result&) {}, [&](caf::error& e) { FAIL() << sys_->render(e); });
+  ASSERT_TRUE(announce_to(swarm, announce_for(h, 1)));
   EXPECT_EQ(dir_->size(), 1u);
   // b joins and owns h: the swarm moves with its peer.
   EXPECT_EQ(dir_->set_view(view_), 1u);
@@ -204,19 +254,10 @@ TEST_F(ForwardingTest, ViewChangeHandsTheSwarmToItsNewOwner) {
 
 // -- operator calls through a forwarder ----------------------------------------
 
-/// A node actor for `dir` with the node actor's own forwarding handlers
+/// A node actor for `dir` with only the node actor's own relay room
 /// (remote_calls.hpp), so two directories in one process form a cluster.
-caf::behavior test_node(caf::event_based_actor* self, swarm_directory* dir) {
-  return {
-      [self, dir](swarm_call_atom, const info_hash& h, std::uint8_t hops,
-                  const caf::message& call) {
-        return serve_swarm_call(self, *dir, h, hops, call);
-      },
-      [self, dir](supervisor_call_atom, const info_hash& h, std::uint8_t hops,
-                  const caf::message& call) {
-        return serve_supervisor_call(self, *dir, h, hops, call);
-      },
-  };
+node_relay_part::behavior_type test_node(node_relay_part::pointer self, swarm_directory* dir) {
+  return relay_behavior(self, *dir);
 }
 
 /// Nodes a and b: each a directory with a supervisor and a node actor; b's
@@ -231,9 +272,10 @@ class RemoteCallsTest : public ::testing::Test {
     for (auto* d : {&a_, &b_}) {
       *d = std::make_unique<swarm_directory>(*sys_, swarm_config{});
       (*d)->start_supervisor(supervisor_config{});
+      (*d)->set_placement(make_placement(*sys_));
     }
-    node_a_ = sys_->spawn(test_node, a_.get());
-    node_b_ = sys_->spawn(test_node, b_.get());
+    node_a_ = caf::actor_cast<caf::actor>(sys_->spawn(test_node, a_.get()));
+    node_b_ = caf::actor_cast<caf::actor>(sys_->spawn(test_node, b_.get()));
     view_a_ = make_view("a", "b", node_b_);
     view_b_ = make_view("b", "a", node_a_);
     a_->set_view(view_a_);
@@ -256,10 +298,10 @@ class RemoteCallsTest : public ::testing::Test {
   /// A swarm on b with `n` peers.
   caf::actor swarm_on_b(const info_hash& h, std::uint32_t n) {
     auto swarm = b_->route(h);
-    for (std::uint32_t i = 0; i < n; ++i)
-      (*self_)->request(swarm, 5s, announce_atom::value, announce_for(h, i))
-          .receive([](const announce_result&) {},
-                   [&](caf::error& e) { ADD_FAILURE() << sys_->render(e); });
+    for (std::uint32_t i = 0; i < n; ++i) {
+      auto r = announce_to(swarm, announce_for(h, i));
+      if (!r) ADD_FAILURE() << sys_->render(r.error());
+    }
     return swarm;
   }
   template <class T, class... Ts>
@@ -433,6 +475,54 @@ TEST_F(RemoteCallsTest, DisagreeingViewsEndAfterMaxHops) {
   EXPECT_EQ(outcome.error(), caf::sec::request_receiver_down);
 }
 
+TEST_F(RemoteCallsTest, AnnouncesAndScrapesReachTheOwnersSwarmAsTickets) {
+  const auto h = hash_owned_by("b", *view_a_, 14);
+  const auto fwd = a_->route_swarm(h);
+  ASSERT_TRUE(a_->locate(h).remote);
+  // b creates the swarm (a believes b owns it) and serves the announce
+  // through its one entry point; a's ticket is settled with b's answer.
+  auto r = announce_to(fwd, announce_for(h, 1));
+  ASSERT_TRUE(r) << sys_->render(r.error());
+  EXPECT_EQ(r->stats.incomplete, 1);
+  EXPECT_EQ(b_->size(), 1u);
+  EXPECT_EQ(a_->size(), 0u);
+  r = announce_to(fwd, announce_for(h, 2));
+  ASSERT_TRUE(r) << sys_->render(r.error());
+  EXPECT_EQ(r->stats.incomplete, 2);
+  EXPECT_EQ(r->peers4.size(), 6u) << "the first peer, as b's swarm selected it";
+  auto st = scrape_of(a_->find_swarm(h));
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->incomplete, 2);
+  // The owner's own swarm agrees.
+  auto local = b_->find_swarm(h);
+  auto status = ask<swarm_status>(caf::actor_cast<caf::actor>(local), status_atom::value);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->peer_count, 2u);
+  // An unknown torrent scrapes zeros through a and creates nothing on b.
+  const auto unknown = hash_owned_by("b", *view_a_, 15);
+  auto zeros = scrape_of(a_->find_swarm(unknown));
+  ASSERT_TRUE(zeros);
+  EXPECT_EQ(zeros->complete + zeros->incomplete, 0);
+  EXPECT_EQ(b_->size(), 1u);
+}
+
+TEST_F(RemoteCallsTest, DisagreeingViewsEndAnAnnounceAfterMaxHops) {
+  const auto h = hash_owned_by("b", *view_a_, 16);
+  auto leaving = std::make_shared<cluster_view>(*view_b_);
+  leaving->names = {"a"};
+  b_->set_view(leaving);
+  ASSERT_TRUE(b_->locate(h).remote) << "b forwards h to a";
+  // a -> b -> a: refused there; a's ticket fails (the client retries) and
+  // no node created a swarm.
+  auto r = announce_to(a_->route_swarm(h), announce_for(h, 1));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), caf::sec::invalid_argument) << "the ticket failed";
+  EXPECT_EQ(a_->size() + b_->size(), 0u);
+  auto zeros = scrape_of(a_->find_swarm(h));
+  ASSERT_TRUE(zeros);
+  EXPECT_EQ(zeros->incomplete, 0);
+}
+
 TEST_F(RemoteCallsTest, TypedHandlesReachTheSwarmAndTheForwarderAlike) {
   const auto h = hash_owned_by("b", *view_a_, 13);
   swarm_on_b(h, 2);
@@ -441,8 +531,13 @@ TEST_F(RemoteCallsTest, TypedHandlesReachTheSwarmAndTheForwarderAlike) {
   const auto fwd = caf::actor_cast<forwarder_interface>(a_->locate(h).actor);
   const swarm_interface through = fwd;
   const swarm_supervision_interface supervision_through = fwd;
-  const auto local = caf::actor_cast<swarm_interface>(b_->find(h));
-  const auto supervision_local = caf::actor_cast<swarm_supervision_interface>(b_->supervisor());
+  const swarm_interface local = b_->find_swarm(h);
+  const swarm_supervision_interface supervision_local = b_->supervisor_handle();
+  // What the directory's locate() hands the admin API is the same pair.
+  EXPECT_EQ(a_->locate(h).swarm, through);
+  EXPECT_EQ(a_->locate(h).supervision, supervision_through);
+  EXPECT_EQ(b_->locate(h).swarm, local);
+  EXPECT_EQ(b_->locate(h).supervision, supervision_local);
   auto& self = *self_;
   std::vector<swarm_status> answers;
   for (const auto& to : {local, through})

@@ -12,9 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/swarm_actor.hpp"
 #include "caf_fixture.hpp"
+#include "runtime/swarm_actor.hpp"
 #include "test_util.hpp"
+#include "ticket_util.hpp"
 
 namespace sk {
 namespace {
@@ -66,10 +67,37 @@ TEST_F(Directory, RouteSpawnsOnceAndFindNeverSpawns) {
   EXPECT_EQ(dir->size(), 2u);
   run();
   // The routed actor is the swarm of that hash: it serves announces.
-  auto r = ask<announce_result>(a, announce_atom::value, make_announce(h1, 1, v4(10, 0, 0, 1, 1)));
+  auto r = test::announce_by_ticket(a, make_announce(h1, 1, v4(10, 0, 0, 1, 1)), [this] { run(); });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->stats.incomplete, 1);
   EXPECT_EQ(r->interval, 60);
+}
+
+TEST_F(Directory, TypedHandlesAreTheSameActorsAsTheUntypedOnes) {
+  const auto sup = dir->start_supervisor(supervisor_config{});
+  const auto h = test::ih(0x41);
+  EXPECT_FALSE(dir->find_swarm(h));
+  const swarm_interface routed = dir->route_swarm(h);
+  ASSERT_TRUE(routed);
+  EXPECT_EQ(dir->find_swarm(h), routed);
+  EXPECT_EQ(dir->route(h), test::untyped(routed));
+  EXPECT_EQ(dir->find(h), test::untyped(routed));
+  const auto local = dir->local_swarms();
+  ASSERT_EQ(local.size(), 1u);
+  EXPECT_EQ(local[0].first, h);
+  EXPECT_EQ(swarm_interface{local[0].second}, routed);
+  ASSERT_EQ(dir->snapshot().size(), 1u);
+  EXPECT_EQ(dir->snapshot()[0].second, test::untyped(routed));
+  // Alone, a swarm is local and its supervisor calls go to this node's
+  // supervisor.
+  const auto loc = dir->locate(h);
+  EXPECT_EQ(loc.swarm, routed);
+  EXPECT_EQ(loc.actor, test::untyped(routed));
+  EXPECT_FALSE(loc.remote);
+  EXPECT_TRUE(loc.owner.empty());
+  EXPECT_EQ(loc.supervision, swarm_supervision_interface{sup});
+  EXPECT_FALSE(dir->locate(test::ih(0x42)).swarm);
+  run();
 }
 
 TEST_F(Directory, ManyHashesSpreadOverStripesAndStayDistinct) {
@@ -91,10 +119,10 @@ TEST_F(Directory, IdleSwarmLeavesTheDirectoryAndRouteSpawnsAFreshOne) {
   run();
   watch(first);
   auto r =
-      ask<announce_result>(first, announce_atom::value, make_announce(h, 1, v4(10, 0, 0, 1, 1)));
+      test::announce_by_ticket(first, make_announce(h, 1, v4(10, 0, 0, 1, 1)), [this] { run(); });
   ASSERT_TRUE(r);
-  r = ask<announce_result>(first, announce_atom::value,
-                           make_announce(h, 1, v4(10, 0, 0, 1, 1), announce_event::stopped));
+  r = test::announce_by_ticket(
+      first, make_announce(h, 1, v4(10, 0, 0, 1, 1), announce_event::stopped), [this] { run(); });
   ASSERT_TRUE(r);
   advance(seconds(95));
   EXPECT_EQ(dir->find(h), first);
@@ -104,7 +132,7 @@ TEST_F(Directory, IdleSwarmLeavesTheDirectoryAndRouteSpawnsAFreshOne) {
   EXPECT_EQ(dir->size(), 0u);
   // A request that raced with the ending gets request_receiver_down...
   auto late =
-      ask<announce_result>(first, announce_atom::value, make_announce(h, 2, v4(10, 0, 0, 2, 1)));
+      test::announce_by_ticket(first, make_announce(h, 2, v4(10, 0, 0, 2, 1)), [this] { run(); });
   ASSERT_FALSE(late);
   EXPECT_EQ(late.error(), caf::sec::request_receiver_down);
   // ...and routing again yields a new, working swarm.
@@ -112,7 +140,7 @@ TEST_F(Directory, IdleSwarmLeavesTheDirectoryAndRouteSpawnsAFreshOne) {
   ASSERT_TRUE(second);
   EXPECT_NE(second, first);
   run();
-  r = ask<announce_result>(second, announce_atom::value, make_announce(h, 2, v4(10, 0, 0, 2, 1)));
+  r = test::announce_by_ticket(second, make_announce(h, 2, v4(10, 0, 0, 2, 1)), [this] { run(); });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->stats.incomplete, 1);
 }
@@ -150,8 +178,8 @@ TEST_F(Directory, EndSwarmStopsItAndDropsItsEntry) {
   const auto h = test::ih(0x31);
   auto swarm = dir->route(h);
   run();
-  ASSERT_TRUE(ask<announce_result>(swarm, announce_atom::value,
-                                   make_announce(h, 1, v4(10, 0, 0, 1, 1))));
+  ASSERT_TRUE(
+      test::announce_by_ticket(swarm, make_announce(h, 1, v4(10, 0, 0, 1, 1)), [this] { run(); }));
   watch(swarm);
   EXPECT_TRUE(dir->end_swarm(h));
   EXPECT_FALSE(dir->find(h)) << "gone at once, before the actor has even run";
@@ -165,7 +193,8 @@ TEST_F(Directory, EndSwarmStopsItAndDropsItsEntry) {
   // Its peers went with it: a new swarm of the hash starts empty.
   auto fresh = dir->route(h);
   run();
-  auto r = ask<announce_result>(fresh, announce_atom::value, make_announce(h, 2, v4(10, 0, 0, 2, 1)));
+  auto r =
+      test::announce_by_ticket(fresh, make_announce(h, 2, v4(10, 0, 0, 2, 1)), [this] { run(); });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->stats.incomplete, 1);
 }
@@ -178,7 +207,7 @@ TEST_F(Directory, RepeatAndEarlyCountsAddUpNodeWideAndOutliveTheirSwarm) {
   dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
   const auto h = test::ih(0x33);
   auto announce = [&](const swarm_announce& a) {
-    auto r = ask<announce_result>(dir->route(h), announce_atom::value, a);
+    auto r = test::announce_by_ticket(dir->route_swarm(h), a, [this] { run(); });
     ASSERT_TRUE(r) << sys->render(r.error());
     EXPECT_TRUE(r->failure_reason.empty() && r->warning_message.empty());
   };
@@ -227,13 +256,14 @@ TEST_F(Directory, SupervisedSwarmsAreRestartedInPlace) {
   dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
   auto sup = dir->start_supervisor(supervisor_config{});
   ASSERT_TRUE(sup);
-  EXPECT_EQ(dir->supervisor(), sup);
+  EXPECT_EQ(dir->supervisor_handle(), sup);
+  EXPECT_EQ(dir->supervisor(), test::untyped(sup));
   EXPECT_EQ(dir->start_supervisor(supervisor_config{}), sup) << "one per directory";
   const auto h = test::ih(9);
   auto first = dir->route(h);
   run();
   ASSERT_TRUE(
-      ask<announce_result>(first, announce_atom::value, make_announce(h, 1, v4(10, 0, 0, 1, 1))));
+      test::announce_by_ticket(first, make_announce(h, 1, v4(10, 0, 0, 1, 1)), [this] { run(); }));
   watch(first);
   caf::anon_send(first, crash_atom::value);
   run();
@@ -243,15 +273,15 @@ TEST_F(Directory, SupervisedSwarmsAreRestartedInPlace) {
   EXPECT_NE(second, first);
   EXPECT_EQ(dir->size(), 1u);
   auto r =
-      ask<announce_result>(second, announce_atom::value, make_announce(h, 2, v4(10, 0, 0, 2, 1)));
+      test::announce_by_ticket(second, make_announce(h, 2, v4(10, 0, 0, 2, 1)), [this] { run(); });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->stats.incomplete, 2) << "the first peer survived the crash";
   // stop_all ends the supervisor too.
-  watch(sup);
+  watch(test::untyped(sup));
   dir->stop_all();
   run();
   caf::error reason;
-  EXPECT_TRUE(exited(sup, &reason));
+  EXPECT_TRUE(exited(test::untyped(sup), &reason));
   EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
 }
 

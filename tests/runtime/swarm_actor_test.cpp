@@ -10,6 +10,7 @@
 
 #include "caf_fixture.hpp"
 #include "test_util.hpp"
+#include "ticket_util.hpp"
 
 namespace sk {
 namespace {
@@ -52,19 +53,19 @@ class SwarmActor : public test::caf_fixture {
   swarm_config cfg = short_config();
 
   caf::actor spawn(std::weak_ptr<swarm_registry> reg = {}) {
-    auto a = track(spawn_swarm(*sys, hash, cfg, 42, std::move(reg)));
+    auto a = track(test::untyped(spawn_swarm(*sys, hash, cfg, 42, std::move(reg))));
     run();
     return a;
   }
 
   announce_result announce(const caf::actor& swarm, const swarm_announce& a) {
-    auto r = ask<announce_result>(swarm, announce_atom::value, a);
+    auto r = test::announce_by_ticket(swarm, a, [this] { run(); });
     EXPECT_TRUE(r) << sys->render(r.error());
     return r ? *r : announce_result{};
   }
 
   swarm_stats scrape(const caf::actor& swarm) {
-    auto r = ask<swarm_stats>(swarm, scrape_atom::value);
+    auto r = test::scrape_by_ticket(swarm, [this] { run(); });
     EXPECT_TRUE(r) << sys->render(r.error());
     return r ? *r : swarm_stats{};
   }
@@ -160,11 +161,46 @@ TEST_F(SwarmActor, ScrapeReportsCounts) {
 
 TEST_F(SwarmActor, AnnounceForAnotherHashIsRefused) {
   auto swarm = spawn();
-  auto r = ask<announce_result>(swarm, announce_atom::value,
-                                make_announce(test::ih(0x22), 1, v4(10, 0, 0, 1, 1), 5));
+  auto r = test::announce_by_ticket(swarm, make_announce(test::ih(0x22), 1, v4(10, 0, 0, 1, 1), 5),
+                                    [this] { run(); });
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), caf::sec::invalid_argument);
+  EXPECT_EQ(r.error(), caf::sec::invalid_argument) << "the ticket failed";
   EXPECT_EQ(scrape(swarm).incomplete, 0);
+}
+
+TEST_F(SwarmActor, TheRequestFormOfAnAnnounceTakesTheTicketPath) {
+  auto swarm = spawn();
+  // Answered like a ticket: counts, peers, and the same refusal for another
+  // info_hash.
+  auto r =
+      ask<announce_result>(swarm, announce_atom::value,
+                           make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
+  ASSERT_TRUE(r) << sys->render(r.error());
+  EXPECT_EQ(r->stats.incomplete, 1);
+  r = ask<announce_result>(swarm, announce_atom::value,
+                           make_announce(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->peers4, compact(v4(10, 0, 0, 1, 1)));
+  auto refused = ask<announce_result>(swarm, announce_atom::value,
+                                      make_announce(test::ih(0x22), 3, v4(10, 0, 0, 3, 1), 5));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), caf::sec::invalid_argument);
+  EXPECT_EQ(scrape(swarm).incomplete, 2);
+}
+
+TEST_F(SwarmActor, ATicketToAnEndedSwarmIsDroppedUnread) {
+  auto swarm = spawn();
+  watch(swarm);
+  caf::anon_send_exit(swarm, caf::exit_reason::user_shutdown);
+  run();
+  ASSERT_TRUE(exited(swarm));
+  auto r = test::announce_by_ticket(swarm, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5),
+                                    [this] { run(); });
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), caf::sec::request_receiver_down);
+  auto s = test::scrape_by_ticket(swarm, [this] { run(); });
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error(), caf::sec::request_receiver_down);
 }
 
 TEST_F(SwarmActor, SweepTimerExpiresSilentPeers) {
@@ -342,12 +378,15 @@ TEST_F(SwarmActor, HealthTickEvaluatesAndReportsToTheObserver) {
   for (std::uint8_t i = 0; i < 6; ++i) {
     announce(swarm, make_announce(hash, i, v4(10, 0, 0, i, 1), 100, announce_event::started));
   }
-  caf::actor observer = sys->spawn([](caf::event_based_actor*) -> caf::behavior {
-    return {[](health_atom, const info_hash&, const health_report&) {}};
+  auto seen = std::make_shared<std::vector<health_report>>();
+  auto observer = sys->spawn([seen](health_observer::pointer) -> health_observer::behavior_type {
+    return {[seen](health_atom, const info_hash&, const health_report& r) { seen->push_back(r); }};
   });
-  track(observer);
+  track(test::untyped(observer));
   caf::anon_send(swarm, observer_atom::value, observer);
   advance(seconds(5));
+  ASSERT_EQ(seen->size(), 1u);
+  EXPECT_EQ(seen->back().state, swarm_health::critical);
   auto r = ask<health_report>(swarm, health_atom::value, caf::get_atom::value);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, swarm_health::critical);  // leechers, no seeder

@@ -9,8 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/swarm_actor.hpp"
+#include "../ticket_util.hpp"
 #include "caf_fixture.hpp"
+#include "runtime/swarm_actor.hpp"
 #include "serialization.hpp"
 #include "test_util.hpp"
 
@@ -37,12 +38,13 @@ swarm_announce make(std::uint64_t peer, const endpoint& ep) {
 /// A registry that only hands out a prober.
 class prober_registry : public swarm_registry {
  public:
-  explicit prober_registry(caf::actor p) : prober_(std::move(p)) {}
+  explicit prober_registry(caf::actor p)
+      : prober_(caf::actor_cast<prober_interface>(std::move(p))) {}
   bool erase_if_owner(const info_hash&, const caf::actor_addr&) override { return false; }
-  caf::actor prober() const override { return prober_; }
+  prober_interface prober() const override { return prober_; }
 
  private:
-  caf::actor prober_;
+  prober_interface prober_;
 };
 
 /// Records every request and answers it with `outcome`, like the real
@@ -72,9 +74,9 @@ TEST_F(ProbeActor, ASwarmAsksItsProberAndAppliesTheAnswer) {
   auto prober = track(sys->spawn(fake_prober, seen, probe_outcome::unreachable));
   auto registry = std::make_shared<prober_registry>(prober);
   auto core = std::make_shared<swarm_core>(hash, config(), 1);
-  auto swarm = track(spawn_swarm(*sys, core, registry));
+  auto swarm = track(test::untyped(spawn_swarm(*sys, core, registry)));
   const auto ep = v4(10, 0, 0, 1, 6881);
-  ASSERT_TRUE(ask<announce_result>(swarm, announce_atom::value, make(1, ep)));
+  ASSERT_TRUE(test::announce_by_ticket(swarm, make(1, ep), [this] { run(); }));
   run();
   ASSERT_EQ(seen->size(), 1u);
   EXPECT_EQ((*seen)[0].target, ep);
@@ -92,9 +94,9 @@ TEST_F(ProbeActor, BogusAnswersQuarantine) {
   auto prober = track(sys->spawn(fake_prober, seen, probe_outcome::bogus));
   auto registry = std::make_shared<prober_registry>(prober);
   auto core = std::make_shared<swarm_core>(hash, config(), 1);
-  auto swarm = track(spawn_swarm(*sys, core, registry));
+  auto swarm = track(test::untyped(spawn_swarm(*sys, core, registry)));
   const auto ep = v4(10, 0, 0, 2, 6881);
-  ASSERT_TRUE(ask<announce_result>(swarm, announce_atom::value, make(2, ep)));
+  ASSERT_TRUE(test::announce_by_ticket(swarm, make(2, ep), [this] { run(); }));
   run();
   EXPECT_TRUE(core->table().traits(peer_key{pid(2), ep.ip})->has(flag_quarantined));
   EXPECT_EQ(core->table().quarantined_count(), 1u);
@@ -102,8 +104,8 @@ TEST_F(ProbeActor, BogusAnswersQuarantine) {
 
 TEST_F(ProbeActor, ASwarmWithoutAProberNeverAsks) {
   auto core = std::make_shared<swarm_core>(hash, config(), 1);
-  auto swarm = track(spawn_swarm(*sys, core));
-  ASSERT_TRUE(ask<announce_result>(swarm, announce_atom::value, make(1, v4(10, 0, 0, 1, 6881))));
+  auto swarm = track(test::untyped(spawn_swarm(*sys, core)));
+  ASSERT_TRUE(test::announce_by_ticket(swarm, make(1, v4(10, 0, 0, 1, 6881)), [this] { run(); }));
   EXPECT_FALSE(core->probing());
   EXPECT_EQ(core->outstanding_probes(), 0u);
   EXPECT_EQ(core->counters().probes_requested, 0u);
@@ -116,8 +118,8 @@ TEST_F(ProbeActor, ProbingOffInTheConfigNeverAsksEvenWithAProber) {
   auto c = config();
   c.probe.enabled = false;
   auto core = std::make_shared<swarm_core>(hash, c, 1);
-  auto swarm = track(spawn_swarm(*sys, core, registry));
-  ASSERT_TRUE(ask<announce_result>(swarm, announce_atom::value, make(1, v4(10, 0, 0, 1, 6881))));
+  auto swarm = track(test::untyped(spawn_swarm(*sys, core, registry)));
+  ASSERT_TRUE(test::announce_by_ticket(swarm, make(1, v4(10, 0, 0, 1, 6881)), [this] { run(); }));
   run();
   EXPECT_TRUE(seen->empty());
 }
@@ -127,14 +129,14 @@ TEST_F(ProbeActor, ARestartedSwarmStillHasItsProber) {
   auto prober = track(sys->spawn(fake_prober, seen, probe_outcome::reachable));
   auto registry = std::make_shared<prober_registry>(prober);
   auto core = std::make_shared<swarm_core>(hash, config(), 1);
-  auto first = spawn_swarm(*sys, core, registry);
+  auto first = test::untyped(spawn_swarm(*sys, core, registry));
   caf::anon_send_exit(first, caf::exit_reason::kill);
   run();
   // What the supervisor does after a crash: a new actor on the same core
   // and registry.
-  auto second = track(spawn_swarm(*sys, core, registry));
+  auto second = track(test::untyped(spawn_swarm(*sys, core, registry)));
   const auto ep = v4(10, 0, 0, 3, 6881);
-  ASSERT_TRUE(ask<announce_result>(second, announce_atom::value, make(3, ep)));
+  ASSERT_TRUE(test::announce_by_ticket(second, make(3, ep), [this] { run(); }));
   run();
   ASSERT_EQ(seen->size(), 1u);
   EXPECT_TRUE(core->table().traits(peer_key{pid(3), ep.ip})->has(flag_reachable));

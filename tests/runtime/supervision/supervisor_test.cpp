@@ -13,8 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/directory.hpp"
+#include "../ticket_util.hpp"
 #include "caf_fixture.hpp"
+#include "runtime/directory.hpp"
 #include "test_util.hpp"
 
 namespace sk {
@@ -59,20 +60,20 @@ class Supervision : public test::caf_fixture {
 
   void start() {
     dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
-    sup = dir->start_supervisor(scfg);
+    sup = test::untyped(dir->start_supervisor(scfg));
     run();
   }
 
   announce_result announce(const swarm_announce& a) {
-    auto swarm = dir->route(a.request.hash);
+    auto swarm = dir->route_swarm(a.request.hash);
     run();
-    auto r = ask<announce_result>(swarm, announce_atom::value, a);
+    auto r = test::announce_by_ticket(swarm, a, [this] { run(); });
     EXPECT_TRUE(r) << sys->render(r.error());
     return r ? *r : announce_result{};
   }
 
   swarm_stats scrape(const info_hash& h) {
-    auto r = ask<swarm_stats>(dir->find(h), scrape_atom::value);
+    auto r = test::scrape_by_ticket(dir->find_swarm(h), [this] { run(); });
     EXPECT_TRUE(r) << sys->render(r.error());
     return r ? *r : swarm_stats{};
   }
@@ -193,9 +194,9 @@ TEST_F(Supervision, KillingASwarmActorLosesNoneOfItsPeers) {
   EXPECT_EQ(r.stats.complete + r.stats.incomplete, static_cast<std::int64_t>(n + 1));
   EXPECT_EQ(count_events("restart"), 1u);
   // The supervisor knows the new actor.
-  auto current = ask<caf::actor>(sup, caf::get_atom::value, h);
+  auto current = ask<local_swarm_actor>(sup, caf::get_atom::value, h);
   ASSERT_TRUE(current);
-  EXPECT_EQ(*current, restarted);
+  EXPECT_EQ(test::untyped(*current), restarted);
 }
 
 TEST_F(Supervision, RepeatedCrashesAreRateLimitedAndReported) {
@@ -240,7 +241,7 @@ TEST_F(Supervision, SwarmsThatEndOnPurposeAreNotRestarted) {
   EXPECT_EQ(reason, caf::exit_reason::normal);
   EXPECT_FALSE(dir->find(h));
   EXPECT_EQ(count_events("restart"), 0u);
-  auto current = ask<caf::actor>(sup, caf::get_atom::value, h);
+  auto current = ask<local_swarm_actor>(sup, caf::get_atom::value, h);
   ASSERT_TRUE(current);
   EXPECT_FALSE(*current);
 }
@@ -458,7 +459,7 @@ TEST_F(Supervision, EndingASwarmDropsItsPeersAndItsRemediation) {
   EXPECT_FALSE(dir->find(h)) << "the entry went with it";
   EXPECT_TRUE(remediating().empty()) << "no remediation runs for an ended swarm";
   EXPECT_EQ(count_events("restart"), 0u) << "an ended swarm is not restarted";
-  auto current = ask<caf::actor>(sup, caf::get_atom::value, h);
+  auto current = ask<local_swarm_actor>(sup, caf::get_atom::value, h);
   ASSERT_TRUE(current);
   EXPECT_FALSE(*current);
   EXPECT_FALSE(dir->end_swarm(h)) << "nothing left to end";

@@ -1,4 +1,4 @@
-#include "cluster/snapshot.hpp"
+#include "runtime/swarm_snapshot.hpp"
 
 #include <cmath>
 
@@ -13,8 +13,6 @@ struct swarm_core_access {
   static swarm_health_tracker& tracker(swarm_core& c) { return c.tracker_; }
   static bool& evaluated(swarm_core& c) { return c.evaluated_; }
 };
-
-namespace cluster {
 
 namespace {
 
@@ -121,12 +119,10 @@ void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now) 
   core.note_occupancy(now);
 }
 
-swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg,
-                                health_time now) {
+swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg, health_time now) {
   auto core = std::make_shared<swarm_core>(s.hash, cfg, s.seed);
   merge_snapshot(*core, s, now);
   return core;
 }
 
-}  // namespace cluster
 }  // namespace sk

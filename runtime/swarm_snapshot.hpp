@@ -1,7 +1,9 @@
 #pragma once
-/// A compact, serializable copy of one swarm's whole state: what a
-/// migration carries to the new owner and what replication sends to the
-/// next node in rank order.
+/// A compact, serializable copy of one swarm's whole state: what a swarm
+/// actor answers to `(migrate_atom, get_atom)` and `(snapshot_atom)` and
+/// merges on `(migrate_atom, put_atom, swarm_snapshot)`; the cluster carries
+/// it to a swarm's new owner (migration) and to the next node in rank order
+/// (replication).
 ///
 /// Carried: every peer (address, counters, behaviour traits, flags), the
 /// knobs, the remediation history, the swarm's counters, `downloaded`, the
@@ -17,22 +19,17 @@
 
 #include <caf/all.hpp>
 
-#include "runtime/messages.hpp"
+#include "runtime/message_types.hpp"
 #include "tracker/swarm_config.hpp"
 #include "tracker/swarm_core.hpp"
 
 namespace sk {
 
-// In namespace sk, where argument-dependent lookup finds it.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_health_tracker::portable_state& x) {
   return f(caf::meta::type_name("health_state"), x.bucket_ages, x.bucket_counts, x.torrent_size,
            x.watched_ms, x.last, x.raw_state, x.raw_reasons, x.better_streak, x.absent_streak);
 }
-
-}  // namespace sk
-
-namespace sk::cluster {
 
 /// One peer. Ages are milliseconds before the snapshot was taken; -1:
 /// unset (`completed_at`).
@@ -82,8 +79,7 @@ void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now);
 
 /// A new core with `s`'s state and `cfg` (valid). Peers the table refuses
 /// (more than cfg.max_peers) are dropped.
-swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg,
-                                health_time now);
+swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg, health_time now);
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_snapshot& x) {
@@ -95,8 +91,8 @@ typename Inspector::result_type inspect(Inspector& f, peer_snapshot& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_snapshot& x) {
-  return f(caf::meta::type_name("swarm_snapshot"), x.hash, x.seed, x.knobs, x.history,
-           x.counters, x.downloaded, x.peers, x.health, x.evaluated);
+  return f(caf::meta::type_name("swarm_snapshot"), x.hash, x.seed, x.knobs, x.history, x.counters,
+           x.downloaded, x.peers, x.health, x.evaluated);
 }
 
-}  // namespace sk::cluster
+}  // namespace sk

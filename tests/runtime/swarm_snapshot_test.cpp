@@ -1,22 +1,16 @@
 // Swarm snapshots (migration, replication): the state survives a trip
 // through CAF's binary serialization into a new core; merging keeps the
-// newer entry; and the TLS identity derived from the secret.
+// newer entry.
 #include <gtest/gtest.h>
-
-#include <sys/stat.h>
-
-#include <fstream>
-#include <sstream>
 
 #include <caf/all.hpp>
 
-#include "cluster/cluster_messages.hpp"
-#include "cluster/secret.hpp"
-#include "cluster/snapshot.hpp"
+#include "runtime/message_types.hpp"
 #include "runtime/swarm_actor.hpp"
+#include "runtime/swarm_snapshot.hpp"
 #include "tracker/swarm_core.hpp"
 
-namespace sk::cluster {
+namespace sk {
 namespace {
 
 using namespace std::chrono_literals;
@@ -53,7 +47,6 @@ class SnapshotTest : public ::testing::Test {
   SnapshotTest() {
     cfg_.set("scheduler.policy", caf::atom("testing"));
     register_message_types(cfg_);
-    register_types(cfg_);
     sys_ = std::make_unique<caf::actor_system>(cfg_);
   }
   swarm_snapshot round_trip(const swarm_snapshot& s) {
@@ -135,18 +128,18 @@ TEST_F(SnapshotTest, WholeStateSurvivesTheWire) {
   EXPECT_EQ(next_there->completion_rate, next_here->completion_rate);
   EXPECT_EQ(next_there->state, next_here->state);
   // Every peer, with its traits and its age.
-  core.table().for_each([&](const peer_key& key, const endpoint& ep, bool seeder,
-                            const peer_traits& t) {
-    const peer_traits* c = copy->table().traits(key);
-    ASSERT_NE(c, nullptr);
-    EXPECT_EQ(copy->table().is_seeder(key), seeder);
-    EXPECT_EQ(c->left, t.left);
-    EXPECT_EQ(c->announces, t.announces);
-    EXPECT_EQ(there - c->last_announce, taken - t.last_announce);
-    endpoint e;
-    ASSERT_TRUE(copy->table().find(key, e));
-    EXPECT_EQ(e, ep);
-  });
+  core.table().for_each(
+      [&](const peer_key& key, const endpoint& ep, bool seeder, const peer_traits& t) {
+        const peer_traits* c = copy->table().traits(key);
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(copy->table().is_seeder(key), seeder);
+        EXPECT_EQ(c->left, t.left);
+        EXPECT_EQ(c->announces, t.announces);
+        EXPECT_EQ(there - c->last_announce, taken - t.last_announce);
+        endpoint e;
+        ASSERT_TRUE(copy->table().find(key, e));
+        EXPECT_EQ(e, ep);
+      });
 }
 
 TEST_F(SnapshotTest, MergeKeepsNewerLocalPeersAndAddsCounts) {
@@ -176,37 +169,5 @@ TEST_F(SnapshotTest, MergeKeepsNewerLocalPeersAndAddsCounts) {
   EXPECT_EQ(other.table().size(), 0u);
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-TEST(TlsIdentity, SameSecretSameCertificateOtherSecretOther) {
-  const auto a = write_tls_identity("correct horse battery staple");
-  const auto b = write_tls_identity("correct horse battery staple");
-  const auto c = write_tls_identity("another secret, 16+ bytes");
-  EXPECT_NE(a.dir, b.dir);
-  EXPECT_EQ(read_all(a.cert_file), read_all(b.cert_file));
-  EXPECT_EQ(read_all(a.key_file), read_all(b.key_file));
-  EXPECT_NE(read_all(a.cert_file), read_all(c.cert_file));
-  EXPECT_NE(read_all(a.cert_file).find("BEGIN CERTIFICATE"), std::string::npos);
-  struct stat st {};
-  ASSERT_EQ(::stat(a.dir.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0700u);
-  ASSERT_EQ(::stat(a.key_file.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  for (const auto& id : {a, b, c}) remove_tls_identity(id);
-  EXPECT_NE(::stat(a.dir.c_str(), &st), 0);
-}
-
-TEST(TlsIdentity, ConnectionIdKeyIsDerivedAndDiffers) {
-  const auto k = derive_connection_id_key("correct horse battery staple");
-  EXPECT_EQ(k.size(), 32u);
-  EXPECT_EQ(k, derive_connection_id_key("correct horse battery staple"));
-  EXPECT_NE(k, derive_connection_id_key("correct horse battery stapl3"));
-}
-
 }  // namespace
-}  // namespace sk::cluster
+}  // namespace sk

@@ -1,4 +1,6 @@
-#include "runtime/messages.hpp"
+#include "runtime/message_types.hpp"
+
+#include "runtime/swarm_snapshot.hpp"
 
 namespace sk {
 
@@ -28,6 +30,11 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<probe_result>("sk::probe_result");
   cfg.add_message_type<supervisor_counters>("sk::supervisor_counters");
   cfg.add_message_type<policy_change>("sk::policy_change");
+  // Swarm snapshots (runtime/swarm_snapshot.hpp) cross nodes in a cluster
+  // (migration, replicas), under the cluster protocol's names.
+  cfg.add_message_type<peer_snapshot>("sk::cluster::peer_snapshot");
+  cfg.add_message_type<swarm_snapshot>("sk::cluster::swarm_snapshot");
+  cfg.add_message_type<std::vector<swarm_snapshot>>("sk::cluster::swarm_snapshots");
 }
 
 }  // namespace sk

@@ -1,0 +1,109 @@
+// The node actor's migration room: swarms that arrive with their state (a
+// forwarder's handoff, a replica sent on), the record of each arrival (the
+// admin API's migrations), and this node's graceful leave:
+//
+//   (leave_atom) ─▶ a view without this node ─▶ the directory hands every
+//   local swarm over ─▶ (handoff_atom) polls until none is pending ─▶ every
+//   member is told ─▶ the answer: how many swarms moved
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "cluster/node_state.hpp"
+#include "runtime/directory.hpp"
+
+namespace sk::cluster {
+
+namespace {
+
+std::uint64_t epoch_ms(std::chrono::system_clock::time_point t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
+}
+
+/// The member whose node sent the current message ("" if none matches).
+std::string sender_member(node_ptr self) {
+  const auto& sender = self->current_sender();
+  if (!sender) return {};
+  for (const auto& [name, h] : self->state.live)
+    if (h.node() == sender->node()) return name;
+  return {};
+}
+
+}  // namespace
+
+void record_migration(node_ptr self, std::string from, const swarm_snapshot& s,
+                      std::string reason) {
+  auto& st = self->state;
+  migration_record r;
+  r.hash = s.hash.hex();
+  if (reason.empty()) {
+    auto it = st.operator_moves.find(r.hash);
+    if (it != st.operator_moves.end()) {
+      reason = "operator";
+      st.operator_moves.erase(it);
+    } else {
+      reason = "membership";
+    }
+  }
+  r.from = std::move(from);
+  r.to = st.me.name;
+  r.reason = std::move(reason);
+  r.finished_ms = epoch_ms(st.wall());
+  r.peers = s.peers.size();
+  st.migrations.push_back(std::move(r));
+  while (st.migrations.size() > max_migration_records) st.migrations.pop_front();
+}
+
+node_migration_part::behavior_type migration_behavior(node_ptr self) {
+  return {
+      [self](caf::migrate_atom, caf::put_atom,
+             const swarm_snapshot& s) -> caf::result<caf::ok_atom> {
+        if (!self->state.dir->install(s)) return caf::make_error(caf::sec::request_receiver_down);
+        // Arrived: not moved again for a few rebalance periods (no ping-pong).
+        self->state.moved_in_round[s.hash] = self->state.rebalance_round;
+        record_migration(self, sender_member(self), s, {});
+        return caf::ok_atom::value;
+      },
+      [self](movenote_atom, const info_hash& h, const std::string& from) {
+        auto& st = self->state;
+        const std::string hex = h.hex();
+        // The note may come after the swarm (different senders): relabel.
+        for (auto it = st.migrations.rbegin(); it != st.migrations.rend(); ++it) {
+          if (it->hash == hex && it->reason == "membership") {
+            it->reason = "operator";
+            return;
+          }
+        }
+        if (st.operator_moves.size() >= max_migration_records) st.operator_moves.clear();
+        st.operator_moves[hex] = from;
+      },
+      [self](caf::leave_atom) -> caf::result<std::uint64_t> {
+        // Graceful leave: hand everything over (views without this node),
+        // then wait until every handoff is acknowledged.
+        auto& st = self->state;
+        if (st.live.empty()) return std::uint64_t{0};
+        st.leaving = true;
+        st.view = make_view(self, false);
+        const std::size_t moving = st.dir->set_view(st.view);
+        spdlog::info("cluster: leaving; handing {} swarms over", moving);
+        st.leave_promise = self->make_response_promise<std::uint64_t>();
+        st.moving = moving;
+        self->send(self, handoff_atom::value);
+        return st.leave_promise;
+      },
+      [self](handoff_atom) {
+        auto& st = self->state;
+        if (st.dir->handoffs_pending() > 0) {
+          self->delayed_send(self, std::chrono::milliseconds(20), handoff_atom::value);
+          return;
+        }
+        for (const auto& [name, h] : st.live) self->send(h, caf::leave_atom::value, st.me.name);
+        st.leave_promise.deliver(std::uint64_t{st.moving});
+      },
+  };
+}
+
+}  // namespace sk::cluster
