@@ -20,8 +20,10 @@
    `swarmctl members` (--swarmctl) shows the three nodes. Through a node
    that does not own a swarm, the admin API answers as the owner does:
    status (peers, owner_node, actor), a policy pinned on the owner, a
-   restart of the owner's actor (peers kept); /api/node names the cluster
-   node.
+   restart of the owner's actor (peers kept), a remediation started and
+   stopped on the owner, each through both nodes that do not own the swarm;
+   owner_node and every answer name the owner's --node-name; /api/node
+   names the cluster node.
 5. B gets SIGTERM: it hands its swarms over and exits 0; nothing is lost.
 6. C gets SIGKILL: A notices within the connection timeout, keeps
    answering, and C's peers come back from the replica A holds.
@@ -635,6 +637,63 @@ def operator_calls_through_non_owners(a, b, c, torrents, nodes):
         fail("the owner %s did not log the operator's restart" % o.name, nodes)
     log("a restart through a replaced the owner %s's actor %d by %d; its %d peers kept" %
         (o.name, before["actor_id"], after["actor_id"], after["peer_count"]))
+
+    # The same calls through the other node that does not own h: a pin, a
+    # restart, and a remediation started through one non-owner and stopped
+    # through the other run under the owner's supervisor; every answer names
+    # the owner's --node-name.
+    other = [n for n in live if n is not o and n is not a][0]
+    status, body = other.admin("POST", "/api/swarms/%s/policy" % h, {"policy": "random"})
+    if status != 200 or not body.get("pinned") or body.get("node") != o.name:
+        fail("POST policy of %s through %s (owner %s): %d %r" % (h, other.name, o.name, status,
+                                                                body), nodes)
+    if detail(o, h)["knobs"]["policy"] != "random":
+        fail("the policy pinned through %s is not the owner %s's" % (other.name, o.name), nodes)
+    status, body = other.admin("POST", "/api/swarms/%s/policy" % h, {"policy": "default"})
+    if status != 200 or body.get("pinned") is not False:
+        fail("unpinning %s through %s: %d %r" % (h, other.name, status, body), nodes)
+    before = detail(o, h)
+    status, body = other.admin("POST", "/api/swarms/%s/restart" % h)
+    if status != 202 or body.get("old_actor_id") != before["actor_id"] or \
+            body.get("node") != o.name:
+        fail("POST restart of %s through %s (owner %s, actor %d): %d %r" %
+             (h, other.name, o.name, before["actor_id"], status, body), nodes)
+    wait_for("a new actor for %s on %s after a restart through %s" % (h, o.name, other.name),
+             lambda: detail(o, h)["actor_id"] != before["actor_id"], nodes)
+    if detail(o, h)["peer_count"] != before["peer_count"]:
+        fail("the restart through %s lost peers" % other.name, nodes)
+
+    def remediating(n):
+        status, body = n.admin("GET", "/api/remediations")
+        if status != 200:
+            fail("GET /api/remediations on %s: %d %r" % (n.name, status, body), nodes)
+        return [e["hash"] for e in body["active"]]
+
+    status, body = a.admin("POST", "/api/swarms/%s/remediation/start" % h)
+    if status != 202 or body.get("started") is not True:
+        fail("POST remediation/start of %s through a (owner %s): %d %r" % (h, o.name, status,
+                                                                          body), nodes)
+    if h not in remediating(o):
+        fail("the remediation started through a does not run on the owner %s" % o.name, nodes)
+    if h in remediating(a) or h in remediating(other):
+        fail("the remediation of %s runs on a node that does not own it" % h, nodes)
+    status, body = a.admin("POST", "/api/swarms/%s/remediation/start" % h)
+    if status != 409:
+        fail("a second start through a: %d %r (want 409: one runs)" % (status, body), nodes)
+    status, body = other.admin("POST", "/api/swarms/%s/remediation/stop" % h)
+    if status != 200 or body.get("stopped") is not True:
+        fail("POST remediation/stop of %s through %s (owner %s): %d %r" %
+             (h, other.name, o.name, status, body), nodes)
+    if h in remediating(o):
+        fail("the owner %s still remediates %s after a stop through %s" % (o.name, h, other.name),
+             nodes)
+    for n in live:
+        if detail(n, h)["owner_node"] != o.name:
+            fail("%s names %r as owner_node of %s (want %s)" %
+                 (n.name, detail(n, h)["owner_node"], h, o.name), nodes)
+    log("through %s too: a pin, a restart, and a remediation started through a and stopped "
+        "through %s ran on the owner %s; owner_node is %s everywhere" %
+        (other.name, other.name, o.name, o.name))
 
 
 if __name__ == "__main__":
