@@ -10,6 +10,7 @@
 #   net/probe            runtime/ and below, Boost
 #   admin/               everything but app/
 set -u
+self=$(readlink -f "$0")
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
 bad=0
@@ -28,7 +29,7 @@ check() { # folder, forbidden-include regex, reason [, find -maxdepth]
 upper='tracker/|runtime/|cluster/|net/|admin/|app/'
 check protocol "caf/|boost/|spdlog/|asio|$upper" 'protocol must be pure C++17'
 check tracker 'caf/|boost/|spdlog/|fmt/|asio|runtime/|cluster/|net/|admin/|app/' 'tracker may use protocol only: no CAF, Boost or spdlog'
-check runtime 'boost/|net/|admin/|app/' 'runtime may use tracker, protocol, CAF and spdlog'
+check runtime 'boost/|cluster/|net/|admin/|app/' 'runtime may use tracker, protocol, CAF and spdlog'
 check cluster 'net/|admin/|app/' 'cluster may use runtime and below'
 check net 'cluster/|admin/|app/|net/http/|net/udp/|net/probe/' 'the gateway may use runtime and below' 1
 check net/http 'cluster/|admin/|app/|net/udp/|net/probe/' 'the HTTP transport may use net/ and below'
@@ -39,4 +40,23 @@ check admin 'app/' 'admin may not include app'
 grep -rqE '#include "protocol/' tracker || { echo "layering: sanity check found no includes"; exit 2; }
 grep -rqE '#include "tracker/' runtime || { echo "layering: sanity check found no includes"; exit 2; }
 if ((bad)); then exit 1; fi
+# Self-test: the same checks on a copy of the tree with one forbidden
+# include planted in it must fail (SK_LAYERING_SELF_TEST marks the inner run).
+if [[ -z "${SK_LAYERING_SELF_TEST:-}" ]]; then
+  tmp=$(mktemp -d) || exit 2
+  trap 'rm -rf "$tmp"' EXIT
+  for probe in 'tracker/layering_probe.hpp|#include <caf/all.hpp>' \
+               'runtime/layering_probe.hpp|#include "cluster/view.hpp"'; do
+    rm -rf "$tmp/tree" && mkdir "$tmp/tree" || exit 2
+    cp -r protocol tracker runtime cluster net admin "$tmp/tree/" || exit 2
+    printf '#pragma once\n%s\n' "${probe#*|}" > "$tmp/tree/${probe%%|*}"
+    SK_LAYERING_SELF_TEST=1 bash "$self" "$tmp/tree" > "$tmp/out" 2>&1
+    rc=$?
+    if [[ $rc -ne 1 ]] || ! grep -q "layering_probe.hpp" "$tmp/out"; then
+      echo "layering: self-test failed: '${probe#*|}' in ${probe%%|*} was not reported (exit $rc)"
+      cat "$tmp/out"
+      exit 2
+    fi
+  done
+fi
 echo "layering: ok"
