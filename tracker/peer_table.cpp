@@ -272,8 +272,9 @@ bool peer_table::key_index::check(const std::vector<record>& records) const {
 peer_table::peer_table(std::uint64_t seed, std::size_t max_peers,
                        std::size_t max_addresses_per_id)
     : index_seed_(seed),
-      max_peers_(std::min<std::size_t>(max_peers, no_slot - 1)),
-      max_addresses_per_id_(max_addresses_per_id),
+      max_peers_(static_cast<std::uint32_t>(std::min<std::size_t>(max_peers, no_slot - 1))),
+      max_addresses_per_id_(static_cast<std::uint32_t>(
+          std::min<std::size_t>(max_addresses_per_id, std::numeric_limits<std::uint32_t>::max()))),
       rng_(seed) {}
 
 void peer_table::build_index() {

@@ -555,11 +555,11 @@ class peer_table {
     explicit family(bool is_v6) : v6(is_v6) {}
     /// 6 (IPv4) or 18 (IPv6).
     std::size_t width() const noexcept { return v6 ? 18 : 6; }
-    bool v6;
     std::string compact;               ///< width() bytes per slot
     std::vector<std::uint32_t> owner;  ///< slot -> records_ index
     /// Slots [0, active) are sampleable, [active, size) quarantined.
     std::uint32_t active = 0;
+    bool v6;
   };
 
   family& family_of(const ip_address& ip) noexcept { return ip.v6 ? v6_ : v4_; }
@@ -624,31 +624,33 @@ class peer_table {
   /// [0: seeders, 1: leechers][0: IPv4, 1: IPv6] -> records_ indices of the
   /// non-quarantined peers of that role and family.
   std::array<std::array<std::vector<std::uint32_t>, 2>, 2> pools_;
-  std::size_t seeders_ = 0;
-  std::size_t leechers_ = 0;
-  std::size_t partial_ = 0;
   std::uint64_t downloaded_ = 0;
-  std::size_t max_peers_;
-  std::size_t max_addresses_per_id_;
+  // Counts and positions are 32-bit: a table holds fewer than 2^32 - 1
+  // records (see the constructor).
+  std::uint32_t seeders_ = 0;
+  std::uint32_t leechers_ = 0;
+  std::uint32_t partial_ = 0;
+  std::uint32_t max_peers_;
+  std::uint32_t max_addresses_per_id_;
   /// Sweep position in records_.
-  std::size_t cursor_ = 0;
+  std::uint32_t cursor_ = 0;
   /// The record the last announce touched and its key (`none` once that
   /// record is removed; follows it when a swap-remove moves it).
   std::uint32_t hint_ = none;
-  peer_key hint_key_{};
-  /// Records whose traits were handed out since the last `sync`.
-  std::vector<std::uint32_t> pending_;
-  bool resync_all_ = false;
-  /// Set by each removal, dropped by `compact`.
-  lazy_box<peer_traits> last_removed_;
+  /// Flash-crowd round number and leecher announces served in it.
+  std::uint32_t flash_round_ = 1;
+  std::uint32_t flash_served_ = 0;
+  /// Epoch for `hot_entry::mark` (bumped per allocation).
+  std::uint32_t mark_epoch_ = 0;
   /// Seeder-rotation cursors, one per `family_filter` (index = value): a
   /// position in the concatenation of the allowed seeder pools.
   std::array<std::uint32_t, 3> rotation_{};
-  /// Flash-crowd round number and leecher announces served in it.
-  std::uint32_t flash_round_ = 1;
-  std::size_t flash_served_ = 0;
-  /// Epoch for `hot_entry::mark` (bumped per allocation).
-  std::uint32_t mark_epoch_ = 0;
+  bool resync_all_ = false;
+  peer_key hint_key_{};
+  /// Records whose traits were handed out since the last `sync`.
+  std::vector<std::uint32_t> pending_;
+  /// Set by each removal, dropped by `compact`.
+  lazy_box<peer_traits> last_removed_;
   fast_rng rng_;
 };
 

@@ -459,6 +459,12 @@ const std::deque<remediation_record>& swarm_core::history() const noexcept {
   return h != nullptr ? *h : no_history();
 }
 
+void swarm_core::compact(time_point now) {
+  table_.compact();
+  tracker_.compact(now);
+  release_probes();
+}
+
 bool swarm_core::check_invariants() const {
   if (!table_.check_invariants()) {
     return false;

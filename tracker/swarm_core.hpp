@@ -200,6 +200,13 @@ class swarm_core {
     return knobs_.quarantine_strict ? settings_->strict_behaviour : settings_->behaviour;
   }
 
+  /// Gives back what the swarm holds beyond its current needs: the peer
+  /// table's loose capacity and, when it shrank, its index
+  /// (`peer_table::compact`), health-window buckets that left the window at
+  /// `now`, and idle probe state. Changes no answer, count or selection. For
+  /// an owner about to keep the core of a quiet swarm without its actor.
+  void compact(time_point now);
+
   /// Cross-checks the peer table and the core's own bookkeeping; the
   /// supervisor checks it before restarting from this state. O(peers).
   bool check_invariants() const;

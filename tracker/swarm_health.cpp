@@ -245,6 +245,13 @@ void swarm_health_tracker::drop_old(std::int64_t e) {
   }
 }
 
+void swarm_health_tracker::compact(health_time now) {
+  drop_old(epoch_of(now));
+  if (!is_ring() && ring_.capacity() > ring_.size()) {
+    std::vector<bucket>(ring_.begin(), ring_.end()).swap(ring_);
+  }
+}
+
 std::int64_t swarm_health_tracker::epoch_of(health_time t) const noexcept {
   const auto width = std::chrono::duration_cast<health_clock::duration>(cfg_->bucket).count();
   const auto ticks = t.time_since_epoch().count();
@@ -295,8 +302,10 @@ swarm_health_tracker::portable_state swarm_health_tracker::export_state(health_t
   s.last = last_;
   s.raw_state = static_cast<std::uint8_t>(raw_state_);
   s.raw_reasons = raw_reasons_;
-  s.better_streak = better_streak_;
-  s.absent_streak.assign(absent_streak_.begin(), absent_streak_.end());
+  const streaks none;
+  const streaks& st = streaks_.has_value() ? *streaks_.get() : none;
+  s.better_streak = st.better;
+  s.absent_streak.assign(st.absent.begin(), st.absent.end());
   return s;
 }
 
@@ -331,11 +340,13 @@ void swarm_health_tracker::import_state(const portable_state& s, health_time now
   changed_ = false;
   raw_state_ = clamp_state(s.raw_state);
   raw_reasons_ = s.raw_reasons & all_reasons;
-  better_streak_ = s.better_streak;
-  absent_streak_.fill(0);
-  for (std::size_t i = 0; i < absent_streak_.size() && i < s.absent_streak.size(); ++i) {
-    absent_streak_[i] = s.absent_streak[i];
+  streaks& st = streaks_.ensure();
+  st = streaks{};
+  st.better = s.better_streak;
+  for (std::size_t i = 0; i < st.absent.size() && i < s.absent_streak.size(); ++i) {
+    st.absent[i] = s.absent_streak[i];
   }
+  if (st.zero()) streaks_.reset();
 }
 
 void swarm_health_tracker::note_time(health_time now) {
@@ -469,16 +480,16 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
   if (!evaluated || prev_state == swarm_health::unevaluated) {
     state = raw;
     reported = reasons;
-    better_streak_ = 0;
-    absent_streak_.fill(0);
+    streaks_.reset();
   } else {
-    if (raw >= prev_state || ++better_streak_ >= needed) {
+    streaks& st = streaks_.ensure();
+    if (raw >= prev_state || ++st.better >= needed) {
       state = raw;
-      better_streak_ = 0;
+      st.better = 0;
     }
     for (int i = 0; i < health_reason_count; ++i) {
       const std::uint32_t bit = 1u << i;
-      auto& absent = absent_streak_[static_cast<std::size_t>(i)];
+      auto& absent = st.absent[static_cast<std::size_t>(i)];
       if ((reasons & bit) != 0) {
         absent = 0;
         reported |= bit;
@@ -488,6 +499,7 @@ const health_report& swarm_health_tracker::evaluate(const health_sample& s, heal
         absent = 0;
       }
     }
+    if (st.zero()) streaks_.reset();
   }
 
   health_report r;

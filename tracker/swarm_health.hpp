@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "tracker/health_types.hpp"
+#include "tracker/lazy_box.hpp"
 
 namespace sk {
 
@@ -282,6 +283,9 @@ class swarm_health_tracker {
   std::size_t window_buckets() const noexcept { return ring_.size(); }
   /// Whether the window is the full ring (else a short list).
   bool window_is_ring() const noexcept { return is_ring(); }
+  /// Drops the buckets that left the window at `now` (as `evaluate` does)
+  /// and the memory of an empty window. Changes no count.
+  void compact(health_time now);
 
   /// An empty sample sized by `health_config::progress_sample_size`.
   health_sample make_sample() const { return health_sample(cfg_->progress_sample_size); }
@@ -373,15 +377,26 @@ class swarm_health_tracker {
   std::uint64_t torrent_size_ = 0;
   /// First event or evaluate seen (warm-up of the rates and the low
   /// completion rule).
-  std::optional<health_time> watched_since_;
+  optional_time watched_since_;
   health_report last_ = unevaluated_report();
   bool changed_ = false;
   swarm_health raw_state_ = swarm_health::unevaluated;
   std::uint32_t raw_reasons_ = 0;
-  /// Consecutive evaluations whose raw state was better than the reported one.
-  std::uint32_t better_streak_ = 0;
-  /// Per reason bit: consecutive evaluations it was absent while reported.
-  std::array<std::uint32_t, health_reason_count> absent_streak_{};
+  /// The hysteresis counters; absent while all are zero (always so for an
+  /// unevaluated swarm, which most are).
+  struct streaks {
+    /// Consecutive evaluations whose raw state was better than the reported one.
+    std::uint32_t better = 0;
+    /// Per reason bit: consecutive evaluations it was absent while reported.
+    std::array<std::uint32_t, health_reason_count> absent{};
+    bool zero() const noexcept {
+      for (const auto a : absent) {
+        if (a != 0) return false;
+      }
+      return better == 0;
+    }
+  };
+  lazy_box<streaks> streaks_;
 };
 
 }  // namespace sk

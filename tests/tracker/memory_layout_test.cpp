@@ -198,6 +198,55 @@ TEST(SwarmCoreMemory, OnePeerSwarmKeepsAFewBucketsOfHealthWindow) {
   EXPECT_EQ(core.tracker().window_buckets(), 0u);
 }
 
+// Compacting gives memory back and nothing else: a core compacted after
+// every step answers exactly like its twin that never is (peers chosen,
+// intervals, warnings, counts, health reports).
+TEST(SwarmCoreMemory, CompactingChangesNoAnswer) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    swarm_config cfg = test::short_config(seed);
+    cfg.health.min_peers = 3;
+    swarm_core plain(test::ih(1), cfg, seed);
+    swarm_core compacted(test::ih(1), cfg, seed);
+    fast_rng rng(seed);
+    std::int64_t now = 0;
+    for (int step = 0; step < 1500; ++step) {
+      now += rng.below(4);
+      const bool growing = (step / 250) % 2 == 0;
+      const std::uint64_t p = rng.below(30);
+      const endpoint ep = p % 5 == 0 ? v6(0, static_cast<std::uint8_t>(p), 6881)
+                                     : v4(10, 0, 0, static_cast<std::uint8_t>(p), 6881);
+      const auto ev = rng.below(10) < (growing ? 1u : 6u) ? announce_event::stopped
+                                                           : announce_event::none;
+      const swarm_announce a = make(p, ep, rng.below(3) == 0 ? 0 : 1000 - rng.below(900), ev);
+      announce_result r1, r2;
+      plain.announce(a, at(now), r1);
+      compacted.announce(a, at(now), r2);
+      ASSERT_EQ(r1.peers4, r2.peers4) << step;
+      ASSERT_EQ(r1.peers6, r2.peers6) << step;
+      ASSERT_EQ(r1.interval, r2.interval) << step;
+      ASSERT_EQ(r1.warning_message, r2.warning_message) << step;
+      ASSERT_EQ(r1.failure_reason, r2.failure_reason) << step;
+      ASSERT_EQ(r1.stats.complete, r2.stats.complete) << step;
+      ASSERT_EQ(r1.stats.incomplete, r2.stats.incomplete) << step;
+      if (step % 20 == 0) {
+        const auto h1 = plain.tick(at(now));
+        const auto h2 = compacted.tick(at(now));
+        ASSERT_EQ(h1.has_value(), h2.has_value()) << step;
+        ASSERT_EQ(plain.last_report()->state, compacted.last_report()->state) << step;
+        ASSERT_EQ(plain.last_report()->reasons, compacted.last_report()->reasons) << step;
+        ASSERT_EQ(plain.last_report()->announce_rate, compacted.last_report()->announce_rate);
+      }
+      if (step % 30 == 0) {
+        plain.sweep(at(now));
+        compacted.sweep(at(now));
+      }
+      compacted.compact(at(now));
+      ASSERT_TRUE(compacted.check_invariants()) << step;
+    }
+  }
+}
+
 // -- the peer table ----------------------------------------------------------------------
 
 TEST(PeerTableMemory, SmallTablesHaveNoIndexUntilTheyGrow) {
