@@ -17,6 +17,11 @@
 ///                                  table is cold in cache, as on a tracker
 ///                                  with many torrents
 ///
+/// `heap_B_per_peer` (BM_announce_existing, BM_many_swarms): what the
+/// tables' arrays hold per stored peer (`peer_table::heap_bytes`, capacity
+/// included, malloc's own overhead not), a memory figure, not a timing; see
+/// bench/memory/README.md for the whole swarm.
+///
 /// Swarms: 20% seeders, IPv4, peer ids with a shared client prefix (as real
 /// ones: "-qB4650-" + 12 random bytes). Requesters are drawn at random from
 /// the stored peers, so every iteration touches other records.
@@ -108,6 +113,8 @@ void BM_announce_existing(benchmark::State& state) {
     benchmark::DoNotOptimize(seeder);
     benchmark::DoNotOptimize(res);
   }
+  state.counters["heap_B_per_peer"] =
+      static_cast<double>(s.table->heap_bytes()) / static_cast<double>(n);
 }
 
 void run_select(benchmark::State& state, policy_kind policy) {
@@ -186,6 +193,10 @@ void BM_many_swarms(benchmark::State& state) {
     s.alloc->select_compact(*s.table, policy_kind::adaptive, req, nullptr, peers4, peers6);
     benchmark::DoNotOptimize(peers4.data());
   }
+  std::size_t bytes = 0;
+  for (const swarm& s : swarms) bytes += s.table->heap_bytes();
+  state.counters["heap_B_per_peer"] =
+      static_cast<double>(bytes) / static_cast<double>(tables * per_table);
 }
 
 }  // namespace
