@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -19,7 +18,7 @@ constexpr std::size_t max_hashes_listed = 1000;
 /// peers they held (as each swarm counted them just before; one that does
 /// not answer in time ends all the same, its peers uncounted).
 void end_swarms(actor_ptr self, const state_ptr& sh,
-                std::vector<std::pair<info_hash, caf::actor>> local,
+                swarm_list local,
                 std::function<void(std::size_t, std::uint64_t)> done) {
   fan_out_status(self, sh, local, [sh, local, done = std::move(done)](status_list&& st) {
     std::map<caf::actor_id, std::uint64_t> peers_of;
@@ -58,8 +57,8 @@ void set_access(admin_call& c, bool allow) {
   }
   // Refused from now on (the front ends check the list before routing):
   // a live swarm of it ends, dropping its peers and any remediation.
-  std::vector<std::pair<info_hash, caf::actor>> local;
-  if (auto a = sh->dir->find(hash)) local.emplace_back(hash, std::move(a));
+  swarm_list local;
+  if (auto a = sh->dir->find_swarm(hash)) local.emplace_back(hash, std::move(a));
   end_swarms(c.self, sh, std::move(local),
              [sh, job, hash, change](std::size_t ended, std::uint64_t peers) {
                const std::string detail =
@@ -114,10 +113,9 @@ void post_access_reload(admin_call& c) {
     return job->reply_error(422, r.error + " (the old list stays in force)");
   }
   const auto count = ac->snapshot()->size();
-  auto refused = sh->dir->snapshot();
-  refused.erase(std::remove_if(refused.begin(), refused.end(),
-                               [ac](const auto& e) { return ac->allowed(e.first); }),
-                refused.end());
+  swarm_list refused;
+  for (auto& [h, swarm] : sh->dir->local_swarms())
+    if (!ac->allowed(h)) refused.emplace_back(h, std::move(swarm));
   end_swarms(c.self, sh, std::move(refused),
              [sh, job, ac, before, count](std::size_t ended, std::uint64_t peers) {
                std::string detail = "reloaded " + ac->file() + ": " + std::to_string(before) +

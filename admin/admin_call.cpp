@@ -6,8 +6,7 @@
 
 namespace sk::admin_api {
 
-void fan_out_status(actor_ptr self, const state_ptr& sh,
-                    std::vector<std::pair<info_hash, caf::actor>> swarms,
+void fan_out_status(actor_ptr self, const state_ptr& sh, swarm_list swarms,
                     std::function<void(status_list&&)> done) {
   struct join_state {
     status_list results;
@@ -24,8 +23,7 @@ void fan_out_status(actor_ptr self, const state_ptr& sh,
   st->results.reserve(swarms.size());
   for (auto& [hash, swarm] : swarms) {
     const caf::actor_id id = swarm.id();
-    self->request(caf::actor_cast<swarm_interface>(swarm), sh->cfg.actor_timeout,
-                  status_atom::value)
+    self->request(swarm, sh->cfg.actor_timeout, status_atom::value)
         .then(
             [st, id](swarm_status& s) {
               st->results.emplace_back(id, std::move(s));
@@ -35,6 +33,25 @@ void fan_out_status(actor_ptr self, const state_ptr& sh,
               if (--st->pending == 0) st->done(std::move(st->results));
             });
   }
+}
+
+void fan_out_status(actor_ptr self, const state_ptr& sh,
+                    std::vector<std::pair<info_hash, local_swarm_actor>> swarms,
+                    std::function<void(status_list&&)> done) {
+  swarm_list list;
+  list.reserve(swarms.size());
+  for (auto& [hash, swarm] : swarms) list.emplace_back(hash, swarm_interface{swarm});
+  fan_out_status(self, sh, std::move(list), std::move(done));
+}
+
+void fan_out_status(actor_ptr self, const state_ptr& sh,
+                    std::vector<std::pair<info_hash, caf::actor>> swarms,
+                    std::function<void(status_list&&)> done) {
+  swarm_list list;
+  list.reserve(swarms.size());
+  for (auto& [hash, swarm] : swarms)
+    list.emplace_back(hash, caf::actor_cast<swarm_interface>(swarm));
+  fan_out_status(self, sh, std::move(list), std::move(done));
 }
 
 std::optional<std::string> url_decode(std::string_view in, bool plus_is_space) {
@@ -105,18 +122,9 @@ void reply_swarm_error(const job_ptr& job, const info_hash& hash, const caf::err
     job->reply_error(504, "swarm " + hash.hex() + " did not answer");
 }
 
-swarm_supervision_interface supervisor_for(const admin_state& sh, const swarm_location& loc) {
-  return caf::actor_cast<swarm_supervision_interface>(loc.remote ? loc.actor
-                                                                 : sh.dir->supervisor());
-}
-
-swarm_interface swarm_of(const swarm_location& loc) {
-  return caf::actor_cast<swarm_interface>(loc.actor);
-}
-
 void record_event(const admin_state& sh, const info_hash& hash, std::string kind,
                   std::string detail) {
-  if (const caf::actor& sup = sh.dir->supervisor())
+  if (const supervisor_actor& sup = sh.dir->supervisor_handle())
     caf::anon_send(sup, events_atom::value, caf::put_atom::value,
                    supervisor_event{{}, hash, std::move(kind), std::move(detail)});
 }

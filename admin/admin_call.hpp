@@ -1,8 +1,9 @@
 #pragma once
 /// What an admin endpoint's handler is given (`admin_call`), and the helpers
 /// several handlers share: query strings, the fan-out of status requests to
-/// many swarms, where a swarm's operator calls go, and the errors of a
-/// failed swarm request.
+/// many swarms and the errors of a failed swarm request. Where a swarm's
+/// operator calls go is `swarm_directory::locate` (`swarm` and
+/// `supervision`).
 ///
 /// Handlers run on the admin actor (admin/admin_routes.hpp). They never
 /// block: they ask actors with `request(...).then(...)` and answer through
@@ -54,9 +55,22 @@ using handler_fn = void (*)(admin_call&);
 /// Status answers of many swarms, with the id of the actor that answered.
 using status_list = std::vector<std::pair<caf::actor_id, swarm_status>>;
 
+/// Swarms to ask, each with its info_hash: local swarms or remote handles.
+using swarm_list = std::vector<std::pair<info_hash, swarm_interface>>;
+
 /// Asks every swarm in `swarms` for its status (plain, no peers) and calls
 /// `done(results)` once, when every swarm answered or timed out. Swarms that
 /// fail (ended meanwhile, timeout) are left out.
+void fan_out_status(actor_ptr self, const state_ptr& sh, swarm_list swarms,
+                    std::function<void(status_list&&)> done);
+
+/// `fan_out_status` for the local swarms (`swarm_directory::local_swarms`).
+void fan_out_status(actor_ptr self, const state_ptr& sh,
+                    std::vector<std::pair<info_hash, local_swarm_actor>> swarms,
+                    std::function<void(status_list&&)> done);
+
+/// `fan_out_status` for dynamically typed handles that accept the swarm
+/// interface (`swarm_directory::snapshot`).
 void fan_out_status(actor_ptr self, const state_ptr& sh,
                     std::vector<std::pair<info_hash, caf::actor>> swarms,
                     std::function<void(status_list&&)> done);
@@ -79,15 +93,6 @@ std::optional<std::size_t> parse_count(const std::string& text, std::size_t max)
 /// The answer to a failed request to a swarm (or through its forwarder: the
 /// owner having no such swarm is a 404 there too).
 void reply_swarm_error(const job_ptr& job, const info_hash& hash, const caf::error& err);
-
-/// Where the supervisor calls about `loc`'s swarm go: this node's
-/// supervisor, or the forwarder (which hands them to the owner's). Both
-/// implement the interface (runtime/supervisor.hpp); invalid: no supervisor.
-swarm_supervision_interface supervisor_for(const admin_state& sh, const swarm_location& loc);
-
-/// The swarm of `loc` (local, or its forwarder: both implement the swarm
-/// interface, runtime/swarm_actor.hpp).
-swarm_interface swarm_of(const swarm_location& loc);
 
 /// Records an operator's change in the supervisor's event log (`/api/events`).
 /// Sent before the answer, so a client that reads the events next sees it.

@@ -76,7 +76,7 @@ void get_cluster(admin_call& c) {
   auto view = sh->dir->view();
   auto local = self->system().registry().get(cluster::node_registry_key);
   if (!view || !local) return job->reply_json(200, single_node_json(*sh));
-  auto node = caf::actor_cast<caf::actor>(local);
+  auto node = caf::actor_cast<cluster::node_operator_interface>(local);
   self->request(node, sh->cfg.actor_timeout, cluster::node_status_atom::value)
       .then(
           [self, sh, job, view](cluster::node_status& mine) {
@@ -87,10 +87,12 @@ void get_cluster(admin_call& c) {
             auto st = std::make_shared<join_state>();
             st->answers.mine = std::move(mine);
             auto finish = [st, job]() { job->reply_json(200, cluster_json(st->answers)); };
-            std::vector<std::pair<std::string, caf::actor>> others;
+            std::vector<std::pair<std::string, cluster::node_operator_interface>> others;
             for (const auto& m : st->answers.mine.members)
               if (m.state == "live" && m.name != st->answers.mine.name)
-                if (auto h = view->node(m.name)) others.emplace_back(m.name, h);
+                if (auto h = view->node(m.name))
+                  others.emplace_back(m.name,
+                                      caf::actor_cast<cluster::node_operator_interface>(h));
             if (others.empty()) return finish();
             st->pending = others.size();
             for (auto& [name, h] : others) {
@@ -122,7 +124,8 @@ void post_move(admin_call& c) {
   // Tell the receiver first, so its migration record says "operator".
   if (auto v = sh.dir->view())
     if (auto target = v->node(node))
-      caf::anon_send(target, cluster::movenote_atom::value, hash, v->self);
+      caf::anon_send(caf::actor_cast<cluster::node_operator_interface>(target),
+                     cluster::movenote_atom::value, hash, v->self);
   if (auto why = sh.dir->move(hash, node); !why.empty())
     return c.job->reply_error(409, "cannot move swarm " + hash.hex() + ": " + why);
   const std::string from = sh.node_name();

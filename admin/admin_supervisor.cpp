@@ -11,9 +11,9 @@ void remediation(admin_call& c, bool start) {
   const job_ptr& job = c.job;
   const info_hash hash = c.hash;
   const swarm_location loc = sh->dir->locate(hash);
-  if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
+  if (!loc.swarm) return job->reply_error(404, "no swarm for " + hash.hex());
   // A remote swarm's remediation runs under its owner's supervisor.
-  const auto sup = supervisor_for(*sh, loc);
+  const swarm_supervision_interface& sup = loc.supervision;
   if (!sup) return job->reply_error(503, "no supervisor is running");
   auto on_answer = [job, hash](std::string& outcome) {
     if (outcome == "started")
@@ -46,7 +46,7 @@ void remediation(admin_call& c, bool start) {
 
 void get_events(admin_call& c) {
   const job_ptr& job = c.job;
-  const caf::actor& sup = c.sh->dir->supervisor();
+  const supervisor_actor& sup = c.sh->dir->supervisor_handle();
   if (!sup) return job->reply_json(200, {{"events", json::array()}});
   c.self->request(sup, c.sh->cfg.actor_timeout, events_atom::value)
       .then(
@@ -64,14 +64,14 @@ void get_remediations(admin_call& c) {
   actor_ptr self = c.self;
   const state_ptr& sh = c.sh;
   const job_ptr& job = c.job;
-  const caf::actor& sup = sh->dir->supervisor();
+  const supervisor_actor& sup = sh->dir->supervisor_handle();
   if (!sup) return job->reply_json(200, {{"active", json::array()}, {"recent", json::array()}});
   self->request(sup, sh->cfg.actor_timeout, remediate_atom::value, caf::get_atom::value)
       .then(
           [self, sh, job, sup](std::vector<info_hash>& active) {
-            std::vector<std::pair<info_hash, caf::actor>> swarms;
+            swarm_list swarms;
             for (const auto& h : active)
-              if (auto a = sh->dir->find(h)) swarms.emplace_back(h, std::move(a));
+              if (auto a = sh->dir->find_swarm(h)) swarms.emplace_back(h, std::move(a));
             fan_out_status(self, sh, std::move(swarms), [self, sh, job, sup](status_list&& st) {
               json list = json::array();
               for (const auto& [id, s] : st) {

@@ -94,12 +94,11 @@ void restart_remote(admin_call& c, const swarm_location& loc) {
   const state_ptr& sh = c.sh;
   const job_ptr& job = c.job;
   const info_hash hash = c.hash;
-  self->request(swarm_of(loc), sh->cfg.actor_timeout, status_atom::value)
+  self->request(loc.swarm, sh->cfg.actor_timeout, status_atom::value)
       .then(
           [self, sh, job, hash, loc](swarm_status& s) {
             const std::uint64_t old_id = s.actor_id;
-            self->request(supervisor_for(*sh, loc), sh->cfg.actor_timeout, restart_atom::value,
-                          hash)
+            self->request(loc.supervision, sh->cfg.actor_timeout, restart_atom::value, hash)
                 .then(
                     [job, hash, loc, old_id](std::string& outcome) {
                       if (outcome == "restarting")
@@ -126,7 +125,7 @@ void get_swarms(admin_call& c) {
   auto q = read_list_query(c);
   if (!q) return;
   const state_ptr& sh = c.sh;
-  auto swarms = sh->dir->snapshot(sh->cfg.max_fanout + 1);
+  auto swarms = sh->dir->local_swarms(sh->cfg.max_fanout + 1);
   const bool truncated = swarms.size() > sh->cfg.max_fanout;
   if (truncated) swarms.resize(sh->cfg.max_fanout);
   fan_out_status(c.self, sh, std::move(swarms),
@@ -141,15 +140,15 @@ void get_swarm(admin_call& c) {
   const job_ptr& job = c.job;
   const info_hash hash = c.hash;
   const swarm_location loc = sh->dir->locate(hash);
-  if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
-  const caf::actor_id id = loc.actor.id();
-  self->request(swarm_of(loc), sh->cfg.actor_timeout, status_atom::value, caf::get_atom::value,
+  if (!loc.swarm) return job->reply_error(404, "no swarm for " + hash.hex());
+  const caf::actor_id id = loc.swarm.id();
+  self->request(loc.swarm, sh->cfg.actor_timeout, status_atom::value, caf::get_atom::value,
                 sh->cfg.max_peers_listed)
       .then(
           [self, sh, job, id, hash, loc](swarm_status& s) {
             const std::string owner = loc.owner.empty() ? sh->node_name() : loc.owner;
             auto j = std::make_shared<json>(detail_json(s, id, owner, sh->dir->config()));
-            const auto sup = supervisor_for(*sh, loc);
+            const swarm_supervision_interface& sup = loc.supervision;
             if (!sup) {
               (*j)["policy_pinned"] = false;
               return job->reply_json(200, *j);
@@ -191,13 +190,13 @@ void post_policy(admin_call& c) {
     return job->reply_error(400, "unknown policy '" + name + "'; one of " + names);
   }
   const swarm_location loc = sh->dir->locate(hash);
-  if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
+  if (!loc.swarm) return job->reply_error(404, "no swarm for " + hash.hex());
   // The node the swarm runs on (through a forwarder, its owner's supervisor
   // pins it there).
   const std::string node = loc.owner.empty() ? sh->node_name() : loc.owner;
   // Straight to the swarm (no pinning): without a supervisor, or for a
   // swarm the supervisor does not know.
-  auto direct = [self, sh, job, hash, name, node, swarm = swarm_of(loc)]() {
+  auto direct = [self, sh, job, hash, name, node, swarm = loc.swarm]() {
     self->request(swarm, sh->cfg.actor_timeout, policy_atom::value, caf::put_atom::value, name)
         .then(
             [job, hash, name, node](std::string& previous) {
@@ -215,7 +214,7 @@ void post_policy(admin_call& c) {
                 reply_swarm_error(job, hash, err);
             });
   };
-  const auto sup = supervisor_for(*sh, loc);
+  const swarm_supervision_interface& sup = loc.supervision;
   if (!sup) return direct();
   self->request(sup, sh->cfg.actor_timeout * 2, policy_atom::value, caf::put_atom::value, hash,
                 name)
@@ -245,17 +244,17 @@ void post_restart(admin_call& c) {
   const job_ptr& job = c.job;
   const info_hash hash = c.hash;
   const swarm_location loc = sh->dir->locate(hash);
-  if (!loc.actor) return job->reply_error(404, "no swarm for " + hash.hex());
+  if (!loc.swarm) return job->reply_error(404, "no swarm for " + hash.hex());
   // Never the forwarder itself: killing it would only drop the route.
   if (loc.remote) return restart_remote(c, loc);
-  const caf::actor& swarm = loc.actor;
+  const swarm_interface& swarm = loc.swarm;
   const caf::actor_id old_id = swarm.id();
   auto accepted = [job, hash, old_id, node = sh->node_name()]() {
     job->reply_json(
         202,
         {{"hash", hash.hex()}, {"old_actor_id", old_id}, {"status", "restarting"}, {"node", node}});
   };
-  const caf::actor& sup = sh->dir->supervisor();
+  const swarm_supervision_interface& sup = loc.supervision;
   if (!sup) {
     // Nobody restarts it: the next announce spawns an empty swarm.
     self->send_exit(swarm, caf::exit_reason::kill);
@@ -263,8 +262,7 @@ void post_restart(admin_call& c) {
                  old_id);
     return accepted();
   }
-  self->request(caf::actor_cast<swarm_supervision_interface>(sup), sh->cfg.actor_timeout,
-                restart_atom::value, hash)
+  self->request(sup, sh->cfg.actor_timeout, restart_atom::value, hash)
       .then(
           [job, hash, accepted](std::string& outcome) {
             if (outcome == "restarting") return accepted();

@@ -9,6 +9,8 @@
 #   net/http, net/udp    net/ and below
 #   net/probe            runtime/ and below, Boost
 #   admin/               everything but app/
+#   a transport's internals (net/http/http_session.hpp, http_lane.hpp;
+#   net/udp/udp_worker.hpp, udp_shared.hpp) are included only in its folder
 set -u
 self=$(readlink -f "$0")
 root=${1:-$(dirname "$0")/..}
@@ -36,6 +38,11 @@ check net/http 'cluster/|admin/|app/|net/udp/|net/probe/' 'the HTTP transport ma
 check net/udp 'cluster/|admin/|app/|net/http/|net/probe/' 'the UDP transport may use net/ and below'
 check net/probe 'cluster/|admin/|app/|net/http/|net/udp/|net/gateway' 'the prober may use runtime and below'
 check admin 'app/' 'admin may not include app'
+internals='net/http/http_(session|lane)\.hpp|net/udp/udp_(worker|shared)\.hpp'
+for dir in protocol tracker runtime cluster net/probe admin app; do
+  check "$dir" "$internals" "a transport's internals stay in its folder"
+done
+check net "$internals" "a transport's internals stay in its folder" 1
 # A check that cannot fail is worthless: prove the greps see real includes.
 grep -rqE '#include "protocol/' tracker || { echo "layering: sanity check found no includes"; exit 2; }
 grep -rqE '#include "tracker/' runtime || { echo "layering: sanity check found no includes"; exit 2; }
@@ -46,9 +53,10 @@ if [[ -z "${SK_LAYERING_SELF_TEST:-}" ]]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
   for probe in 'tracker/layering_probe.hpp|#include <caf/all.hpp>' \
-               'runtime/layering_probe.hpp|#include "cluster/view.hpp"'; do
+               'runtime/layering_probe.hpp|#include "cluster/view.hpp"' \
+               'admin/layering_probe.hpp|#include "net/udp/udp_worker.hpp"'; do
     rm -rf "$tmp/tree" && mkdir "$tmp/tree" || exit 2
-    cp -r protocol tracker runtime cluster net admin "$tmp/tree/" || exit 2
+    cp -r protocol tracker runtime cluster net admin app "$tmp/tree/" || exit 2
     printf '#pragma once\n%s\n' "${probe#*|}" > "$tmp/tree/${probe%%|*}"
     SK_LAYERING_SELF_TEST=1 bash "$self" "$tmp/tree" > "$tmp/out" 2>&1
     rc=$?

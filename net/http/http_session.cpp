@@ -19,7 +19,6 @@ namespace {
 
 constexpr std::string_view text_plain = "text/plain";
 
-
 /// Request-line bytes besides the target: "GET " " HTTP/1.1" "\r\n" with
 /// room for longer methods.
 constexpr std::size_t request_line_overhead = 32;
@@ -42,138 +41,6 @@ bool expected_network_error(const beast::error_code& ec) {
          ec == asio::error::eof || ec == asio::error::not_connected ||
          ec == http::error::partial_message || ec == http::error::end_of_stream;
 }
-
-}  // namespace
-
-// -- registry -----------------------------------------------------------------
-
-std::pair<http_context::registry::iterator, bool> http_context::add(
-    const std::shared_ptr<http_session>& s) {
-  std::lock_guard<std::mutex> lock{mutex};
-  sessions.push_front(s);
-  session_count.fetch_add(1, std::memory_order_relaxed);
-  return {sessions.begin(), draining};
-}
-
-void http_context::remove(registry::iterator pos) {
-  {
-    std::lock_guard<std::mutex> lock{mutex};
-    sessions.erase(pos);
-    session_count.fetch_sub(1, std::memory_order_relaxed);
-  }
-  all_closed.notify_all();
-}
-
-// -- lanes --------------------------------------------------------------------
-
-void http_lane::start_sweeping() {
-  if (!timer_) timer_.emplace(ioc_);
-  timer_->expires_after(gw_.sweep_period());
-  timer_->async_wait([this](const boost::system::error_code& ec) {
-    if (ec == asio::error::operation_aborted) return;
-    gw_.sweep(lane_, std::chrono::steady_clock::now());
-    start_sweeping();
-  });
-}
-
-void http_lane::schedule_flush() {
-  if (flush_posted_) return;
-  flush_posted_ = true;
-  // Runs after the handlers already queued on this thread: every request
-  // parsed in this round of the event loop reaches the swarms in one message.
-  asio::post(ioc_, [this] {
-    flush_posted_ = false;
-    gw_.flush(lane_);
-  });
-}
-
-void http_lane::post_reply(reply&& r) {
-  bool was_empty;
-  {
-    std::lock_guard<std::mutex> lock{mutex_};
-    was_empty = replies_.empty();
-    replies_.push_back(std::move(r));
-  }
-  // A drain is already on its way when the queue was not empty.
-  if (was_empty) asio::post(ioc_, [this] { deliver_replies(); });
-}
-
-void http_lane::deliver_replies() {
-  {
-    std::lock_guard<std::mutex> lock{mutex_};
-    std::swap(replies_, draining_);
-  }
-  for (auto& r : draining_) r.session->apply(r);
-  // The requests' references to their sessions die here, on the I/O thread.
-  draining_.clear();
-  // Forget what was answered (a clock-free sweep: nothing is overdue yet).
-  gw_.sweep(lane_, std::chrono::steady_clock::time_point{});
-}
-
-void http_lane::discard() {
-  gw_.abandon(lane_);
-  {
-    std::lock_guard<std::mutex> lock{mutex_};
-    replies_.clear();
-  }
-  draining_.clear();
-  timer_.reset();
-}
-
-namespace {
-
-/// An announce's or scrape's way back to its session: the answer is copied
-/// into a lane reply and posted to the session's I/O thread.
-template <class Base>
-class http_reply_base : public Base {
- public:
-  http_reply_base(std::shared_ptr<http_session> session, std::uint64_t tag, http_lane& lane)
-      : session_(std::move(session)), tag_(tag), lane_(lane) {}
-
-  void on_refusal(gateway_refusal why, std::int64_t retry_in_minutes) override {
-    http_lane::reply r = make(http_lane::reply::kind::refusal);
-    r.refusal = why;
-    r.retry_in_minutes = retry_in_minutes;
-    lane_.post_reply(std::move(r));
-  }
-
- protected:
-  http_lane::reply make(http_lane::reply::kind what) {
-    http_lane::reply r;
-    // The request's reference goes with the reply, so the last reference to
-    // a session is dropped on its own I/O thread (see deliver_replies).
-    r.session = std::move(session_);
-    r.tag = tag_;
-    r.what = what;
-    return r;
-  }
-  http_lane& lane() noexcept { return lane_; }
-
- private:
-  std::shared_ptr<http_session> session_;
-  std::uint64_t tag_;
-  http_lane& lane_;
-};
-
-class http_announce_reply final : public http_reply_base<announce_reply> {
- public:
-  using http_reply_base::http_reply_base;
-  void on_result(const announce_result& result) override {
-    http_lane::reply r = make(http_lane::reply::kind::announce);
-    r.announce = result;
-    lane().post_reply(std::move(r));
-  }
-};
-
-class http_scrape_reply final : public http_reply_base<scrape_reply> {
- public:
-  using http_reply_base::http_reply_base;
-  void on_result(std::vector<scrape_answer>&& answers) override {
-    http_lane::reply r = make(http_lane::reply::kind::scrape);
-    r.scrape = std::move(answers);
-    lane().post_reply(std::move(r));
-  }
-};
 
 }  // namespace
 
@@ -437,7 +304,7 @@ void http_session::handle_announce(slot& s, std::string_view query) {
   s.no_peer_id = ar.no_peer_id;
   http_lane& lane = *ctx_.lanes[lane_];
   lane.gw().announce(lane.gateway_lane(), transport::http, std::move(ar), client, false,
-                     std::make_shared<http_announce_reply>(shared_from_this(), s.seq, lane));
+                     make_http_announce_reply(shared_from_this(), s.seq, lane));
   lane.schedule_flush();
 }
 
@@ -461,7 +328,7 @@ void http_session::handle_scrape(slot& s, std::string_view query) {
   s.scrape = true;
   http_lane& lane = *ctx_.lanes[lane_];
   lane.gw().scrape(lane.gateway_lane(), transport::http, std::move(hashes),
-                   std::make_shared<http_scrape_reply>(shared_from_this(), s.seq, lane));
+                   make_http_scrape_reply(shared_from_this(), s.seq, lane));
   lane.schedule_flush();
 }
 
@@ -476,8 +343,9 @@ void http_session::finish_slot(slot& s, http_status status, std::string_view bod
 
 void http_session::finish_failure(slot& s, std::string_view reason, bool retryable) {
   body_.clear();
-  encode_failure(body_, reason,
-                 retryable ? std::optional<std::int64_t>{ctx_.gw.config().retry_in_minutes} : std::nullopt);
+  encode_failure(
+      body_, reason,
+      retryable ? std::optional<std::int64_t>{ctx_.gw.config().retry_in_minutes} : std::nullopt);
   finish_slot(s, http_status::ok, body_);
 }
 
@@ -546,9 +414,9 @@ void http_session::apply(http_lane::reply& r) {
         count(s->scrape ? http_outcome::scrape_failure : http_outcome::announce_failure);
       }
       body_.clear();
-      encode_failure(body_, refusal_text(r.refusal),
-                     r.retry_in_minutes != 0 ? std::optional<std::int64_t>{r.retry_in_minutes}
-                                             : std::nullopt);
+      encode_failure(
+          body_, refusal_text(r.refusal),
+          r.retry_in_minutes != 0 ? std::optional<std::int64_t>{r.retry_in_minutes} : std::nullopt);
       finish_slot(*s, http_status::ok, body_);
       break;
   }

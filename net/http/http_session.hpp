@@ -1,6 +1,7 @@
 #pragma once
-/// One HTTP connection (internal to net/: included by http_server.cpp and
-/// http_session.cpp only).
+/// One HTTP connection (internal to net/http: included by http_server.cpp,
+/// http_session.cpp and http_lane.cpp only). Its lane and the state all
+/// sessions share are in http_lane.hpp.
 ///
 /// A session lives on one I/O thread: each I/O thread runs its own
 /// io_context, and an io_context run by a single thread is an implicit
@@ -34,118 +35,17 @@
 #include <boost/asio/basic_stream_socket.hpp>
 #include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
 #include "net/gateway.hpp"
+#include "net/http/http_lane.hpp"
 #include "net/http/http_response.hpp"
 #include "net/http/http_server.hpp"
 
 namespace sk {
-
-class http_session;
-
-/// One I/O thread's lane of the gateway, and its way back from the swarms:
-///
-///   sessions ── gateway.announce / scrape (lane k) ── flush once per loop
-///       round ══ one message ══▶ lane k's dispatcher ──▶ swarms (tickets)
-///   swarm threads ─post_reply()─▶ reply queue (mutex) ─(a post only when
-///       the queue was empty)─▶ deliver_replies(): every session applies its reply
-///   timer on thread k ──▶ gateway.sweep(lane k): overdue requests fail
-///
-/// A burst of replies costs one io_context post (one reactor interrupt),
-/// measured as the largest cost of the hand-over besides the system calls
-/// themselves. `deliver_replies` and the sweep run on I/O thread k only;
-/// `post_reply` on swarm threads.
-class http_lane {
- public:
-  /// What came back for one request of one session.
-  struct reply {
-    enum class kind : std::uint8_t { announce, scrape, refusal };
-    /// The request's reference to the session; dropped on the I/O thread.
-    std::shared_ptr<http_session> session;
-    std::uint64_t tag = 0;
-    kind what = kind::refusal;
-    announce_result announce;
-    std::vector<scrape_answer> scrape;
-    gateway_refusal refusal = gateway_refusal::swarm_unavailable;
-    std::int64_t retry_in_minutes = 0;
-  };
-
-  http_lane(boost::asio::io_context& ioc, gateway& gw, std::size_t gateway_lane)
-      : ioc_(ioc), gw_(gw), lane_(gateway_lane) {}
-
-  /// Counts one request's outcome. I/O thread k only (single writer: a
-  /// relaxed load and store, no locked instruction).
-  void count(http_outcome o) noexcept {
-    auto& c = outcomes_[static_cast<std::size_t>(o)];
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
-  /// Any thread.
-  std::uint64_t outcome_count(std::size_t i) const noexcept {
-    return outcomes_[i].load(std::memory_order_relaxed);
-  }
-  /// Announce latency of this I/O thread (written on it only).
-  latency_histogram latency;
-
-  gateway& gw() noexcept { return gw_; }
-  /// This thread's lane index in the gateway.
-  std::size_t gateway_lane() const noexcept { return lane_; }
-
-  boost::asio::io_context& ioc() noexcept { return ioc_; }
-  /// Starts the periodic sweep of overdue requests (on I/O thread k).
-  void start_sweeping();
-  /// Flushes the gateway lane once the handlers already queued on this
-  /// thread ran (one message per event-loop round). I/O thread k only.
-  void schedule_flush();
-  void post_reply(reply&& r);
-  /// Answers what is still in flight, drops queued replies and the sweep
-  /// timer (server teardown, I/O threads stopped, io_context still alive).
-  void discard();
-
- private:
-  void deliver_replies();
-
-  boost::asio::io_context& ioc_;
-  gateway& gw_;
-  const std::size_t lane_;
-  /// Made by start_sweeping(), dropped by discard() (before its io_context).
-  std::optional<boost::asio::steady_timer> timer_;
-  bool flush_posted_ = false;  ///< I/O thread only
-  std::mutex mutex_;
-  std::vector<reply> replies_;   ///< guarded by mutex_
-  std::vector<reply> draining_;  ///< I/O thread only (capacity reused)
-  alignas(64) std::atomic<std::uint64_t> outcomes_[http_outcome_count] = {};
-};
-
-/// State shared by the server and all its sessions.
-struct http_context {
-  http_context(const http_server_config& c, gateway& g)
-      : cfg(c), gw(g), limits(g.config().parse_limits(c.max_query_length)) {}
-
-  const http_server_config cfg;
-  gateway& gw;
-  /// The query parser's limits: the gateway's, with this transport's length.
-  const query_limits limits;
-  /// One per I/O thread, set up by the server before any session exists.
-  std::vector<std::unique_ptr<http_lane>> lanes;
-  /// False once the server stops accepting: /health answers 503.
-  std::atomic<bool> serving{false};
-
-  // -- session registry (drain needs to reach every open connection) --------
-  using registry = std::list<std::weak_ptr<http_session>>;
-  std::mutex mutex;
-  std::condition_variable all_closed;
-  registry sessions;      ///< guarded by mutex
-  bool draining = false;  ///< guarded by mutex; new sessions start draining
-  std::atomic<std::size_t> session_count{0};
-
-  /// Registers `s`; returns its registry position and whether it must drain.
-  std::pair<registry::iterator, bool> add(const std::shared_ptr<http_session>& s);
-  void remove(registry::iterator pos);
-};
 
 class http_session final : public std::enable_shared_from_this<http_session> {
  public:

@@ -22,7 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
-#include "runtime/messages.hpp"
+#include "runtime/probe_interface.hpp"
 
 namespace sk {
 
@@ -171,7 +171,7 @@ struct reachability_prober::state {
   /// One ask: what a swarm wants to know, and where the answer goes.
   struct ask {
     probe_request req;
-    caf::actor reply_to;
+    probe_reply_interface reply_to;
   };
   struct memory {
     std::chrono::steady_clock::time_point at;
@@ -415,11 +415,12 @@ void reachability_prober::state::abort_all() {
 
 namespace {
 
-caf::behavior prober_actor(caf::event_based_actor* self,
-                           std::shared_ptr<reachability_prober::state> st) {
+prober_interface::behavior_type prober_actor(prober_interface::pointer self,
+                                             std::shared_ptr<reachability_prober::state> st) {
   return {
       [self, st](probe_atom, const probe_request& r) {
-        auto reply_to = caf::actor_cast<caf::actor>(self->current_sender());
+        // The answer goes to whoever asked, as a swarm takes it.
+        auto reply_to = caf::actor_cast<probe_reply_interface>(self->current_sender());
         if (!reply_to) {
           st->dropped.fetch_add(1, std::memory_order_relaxed);
           return;  // nobody to tell

@@ -44,6 +44,7 @@
 #include <caf/all.hpp>
 
 #include "protocol/types.hpp"
+#include "runtime/probe_interface.hpp"
 
 namespace sk {
 
@@ -107,7 +108,7 @@ class reachability_prober {
 
   /// The actor swarms send `(probe_atom, probe_request)` to; it answers the
   /// sender with `(probe_atom, probe_result)`. Invalid before `start()`.
-  caf::actor actor() const { return actor_; }
+  const prober_interface& actor() const { return actor_; }
   prober_counters counters() const noexcept;
   /// Probes connecting or talking now.
   std::size_t active() const noexcept;
@@ -126,7 +127,7 @@ class reachability_prober {
  private:
   caf::actor_system& sys_;
   std::shared_ptr<state> st_;
-  caf::actor actor_;
+  prober_interface actor_;
   bool started_ = false;
   bool stopped_ = false;
 };

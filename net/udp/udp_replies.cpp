@@ -1,0 +1,161 @@
+// The way back of a UDP answer: encoded on the swarm's thread (or the
+// gateway's, for a refusal), queued in the outbox of the worker that read
+// the request, which sends it with its next sendmmsg.
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include "net/udp/udp_shared.hpp"
+
+namespace sk::udp_detail {
+
+using shared_state = udp_server::shared_state;
+
+void count_reply(udp_server::shared_state& sh, reply_kind kind) noexcept {
+  switch (kind) {
+    case reply_kind::announce:
+      bump(sh.announces);
+      break;
+    case reply_kind::scrape:
+      bump(sh.scrapes);
+      break;
+    case reply_kind::error:
+      bump(sh.error_replies);
+      bump(sh.bad_requests);
+      break;
+    case reply_kind::refused:
+      bump(sh.error_replies);
+      bump(sh.refused);
+      break;
+    case reply_kind::denied:
+      bump(sh.error_replies);
+      bump(sh.denied);
+      break;
+    case reply_kind::failure:
+      bump(sh.error_replies);
+      bump(sh.swarm_failures);
+      break;
+    case reply_kind::connect:
+      bump(sh.connects);
+      break;
+  }
+}
+
+void send_back(return_ptr to, std::string bytes, reply_kind kind) {
+  shared_state& sh = *to->sh;
+  if (!sh.sending.enter()) {
+    bump(sh.dropped_shutdown);
+    return;
+  }
+  reply_outbox& box = *sh.outboxes[to->worker];
+  bool post = false;
+  {
+    std::lock_guard<std::mutex> lock(box.mutex);
+    box.items.push_back(udp_reply{std::move(to), std::move(bytes), kind});
+    if (!box.drain_posted) {
+      box.drain_posted = true;
+      post = true;
+    }
+  }
+  if (post) {
+    post_drain(box);
+  }
+  sh.sending.leave();
+}
+
+namespace {
+
+/// The gateway's refusal as BEP 15 sees it: an error packet whose text is
+/// never longer than the request that caused it; nothing at all for an
+/// overload (answering would do the flood's work) or a shutdown.
+void send_refusal(const return_ptr& to, gateway_refusal why) {
+  shared_state& sh = *to->sh;
+  switch (why) {
+    case gateway_refusal::overloaded:
+      bump(sh.dropped_overload);
+      return;
+    case gateway_refusal::shutting_down:
+      bump(sh.dropped_shutdown);
+      return;
+    default:
+      break;
+  }
+  std::string buf;
+  encode_udp_error_response(buf, to->transaction, refusal_text(why));
+  send_back(to, std::move(buf),
+            why == gateway_refusal::denied ? reply_kind::denied : reply_kind::failure);
+}
+
+/// Longest text an announce's error packet may carry: 98-byte request minus
+/// the 8-byte header, so a refusal is never larger than what caused it.
+constexpr std::size_t max_announce_error_text = 98 - 8;
+
+/// One announce's reply: encoded on the swarm's thread, sent by the worker.
+class udp_announce_reply final : public announce_reply {
+ public:
+  explicit udp_announce_reply(return_ptr to) : to_(std::move(to)) {}
+
+  void on_result(const announce_result& r) override {
+    std::string buf;
+    if (!r.failure_reason.empty()) {
+      // The swarm refuses this peer (banned client, abuse): an error packet,
+      // never larger than the 98-byte announce.
+      const std::string_view text(r.failure_reason);
+      encode_udp_error_response(buf, to_->transaction, text.substr(0, max_announce_error_text));
+      send_back(to_, std::move(buf), reply_kind::refused);
+      return;
+    }
+    // Only the requester's family: a v4 client cannot use v6 peers and a BEP
+    // 15 reply has one peer size. (`own_family_only` asked the swarm for
+    // that family only.)
+    const std::string& peers = to_->v6_peers ? r.peers6 : r.peers4;
+    const std::size_t size = udp_peer_size(to_->v6_peers);
+    const std::size_t cap = udp_max_peers_per_reply(to_->v6_peers) * size;
+    const std::size_t len = std::min(cap, peers.size() - peers.size() % size);
+    buf.reserve(len + 20);
+    encode_udp_announce_response(buf, to_->transaction, r.interval, r.stats,
+                                 std::string_view(peers).substr(0, len));
+    send_back(to_, std::move(buf), reply_kind::announce);
+  }
+
+  void on_refusal(gateway_refusal why, std::int64_t) override { send_refusal(to_, why); }
+
+ private:
+  return_ptr to_;
+};
+
+/// One scrape's reply: every requested hash in request order (duplicates
+/// kept); refused and unknown torrents count zeros (a BEP 15 scrape reply
+/// is positional, nothing can be left out).
+class udp_scrape_reply final : public scrape_reply {
+ public:
+  explicit udp_scrape_reply(return_ptr to) : to_(std::move(to)) {}
+
+  void on_result(std::vector<scrape_answer>&& answers) override {
+    std::vector<swarm_stats> stats(answers.size());
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      if (answers[i].served) stats[i] = answers[i].stats;
+    }
+    std::string buf;
+    encode_udp_scrape_response(buf, to_->transaction, stats.data(), stats.size());
+    send_back(to_, std::move(buf), reply_kind::scrape);
+  }
+
+  void on_refusal(gateway_refusal why, std::int64_t) override { send_refusal(to_, why); }
+
+ private:
+  return_ptr to_;
+};
+
+}  // namespace
+
+std::shared_ptr<announce_reply> make_announce_reply(return_ptr to) {
+  return std::make_shared<udp_announce_reply>(std::move(to));
+}
+
+std::shared_ptr<scrape_reply> make_scrape_reply(return_ptr to) {
+  return std::make_shared<udp_scrape_reply>(std::move(to));
+}
+
+}  // namespace sk::udp_detail

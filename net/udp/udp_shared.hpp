@@ -1,0 +1,157 @@
+#pragma once
+/// What the UDP server's pieces share (internal to net/udp: included by
+/// udp_server.cpp, udp_worker.cpp and udp_replies.cpp only): the state every
+/// worker and request in flight hold, the counters, and the way of one reply
+/// from a swarm thread back to the worker that read its request.
+///
+///   udp_worker.cpp   a socket worker: recvmmsg, parse, the gateway, sendmmsg
+///   udp_replies.cpp  an answer encoded on the swarm's thread, queued in its
+///                    worker's outbox (`send_back`)
+///   udp_server.cpp   config, sockets, start and stop, counters
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
+
+#include "net/gateway.hpp"
+#include "net/udp/udp_server.hpp"
+#include "protocol/connection_id.hpp"
+#include "protocol/udp.hpp"
+
+namespace sk {
+
+namespace asio = boost::asio;
+using udp_socket = asio::ip::udp::socket;
+using udp_endpoint = asio::ip::udp::endpoint;
+
+namespace udp_detail {
+
+inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
+  c.fetch_add(n, std::memory_order_relaxed);
+}
+
+/// Which counter a delivered reply bumps.
+/// `error`: a bad request; `refused`: an announce refused by its swarm;
+/// `denied`: an announce refused by the access list; `failure`: the swarm
+/// could not answer.
+enum class reply_kind : std::uint8_t { announce, scrape, error, failure, connect, refused, denied };
+
+/// Where one announce's or scrape's answer goes: the requester's address
+/// and transaction, and the worker that sends it.
+struct udp_return {
+  std::shared_ptr<udp_server::shared_state> sh;
+  std::size_t worker = 0;  ///< index of the worker that read the request
+  sockaddr_storage to{};
+  socklen_t to_len = 0;
+  transaction_id transaction;
+  bool v6_peers = false;  ///< requester is IPv6: 18-byte peers
+  /// When the datagram was read, for announces (latency); zero for scrapes.
+  std::chrono::steady_clock::time_point received{};
+};
+
+using return_ptr = std::shared_ptr<const udp_return>;
+
+/// A reply encoded on a swarm thread, travelling to its worker.
+struct udp_reply {
+  return_ptr to;
+  std::string bytes;
+  reply_kind kind = reply_kind::announce;
+};
+
+/// Replies waiting for one worker. Swarm threads push; the first push after
+/// a drain posts one drain to the worker's io_context, so a burst of replies
+/// costs one wake-up and leaves in one sendmmsg. (Sending from the swarm
+/// threads directly was measured slower: each sendto woke the client
+/// separately; see bench/udp/README.md.)
+struct reply_outbox {
+  std::mutex mutex;
+  std::vector<udp_reply> items;
+  bool drain_posted = false;
+  /// Set by start(): where drains are posted and what runs them.
+  asio::io_context* io = nullptr;
+  udp_server::worker* w = nullptr;
+};
+
+}  // namespace udp_detail
+
+/// What every worker and request in flight share. Immutable
+/// after construction except for the atomics.
+struct udp_server::shared_state {
+  shared_state(const udp_config& c, clock_function clk, gateway& g)
+      : cfg(c),
+        clock(clk ? std::move(clk)
+                  : clock_function([] { return std::chrono::steady_clock::now(); })),
+        ids(connection_id_issuer::from_config(c.connection_id_key)),
+        gw(g),
+        limits(g.config().parse_limits(c.max_url_data)),
+        first_lane(g.add_lanes(c.workers)) {
+    for (std::size_t k = 0; k < c.workers; ++k) {
+      outboxes.push_back(std::make_unique<udp_detail::reply_outbox>());
+    }
+  }
+
+  const udp_config cfg;
+  const clock_function clock;
+  const connection_id_issuer ids;
+  /// The one door to the swarms; worker k is its lane `first_lane + k`.
+  gateway& gw;
+  /// The packet parser's limits: the gateway's, with this transport's
+  /// URL-data length.
+  const query_limits limits;
+  const std::size_t first_lane;
+
+  /// Sections that may send. stop() closes it once its drain deadline
+  /// passed and waits for those inside, so no send hits a closed socket;
+  /// the gateway then settles what is still pending.
+  closing_gate sending;
+  /// Replies on their way back to each worker (see `reply_outbox`).
+  std::vector<std::unique_ptr<udp_detail::reply_outbox>> outboxes;
+
+  std::atomic<std::uint64_t> received{0};
+  std::atomic<std::uint64_t> replied{0};
+  std::atomic<std::uint64_t> connects{0};
+  std::atomic<std::uint64_t> announces{0};
+  std::atomic<std::uint64_t> scrapes{0};
+  std::atomic<std::uint64_t> error_replies{0};
+  std::atomic<std::uint64_t> bad_requests{0};
+  std::atomic<std::uint64_t> refused{0};
+  std::atomic<std::uint64_t> denied{0};
+  std::atomic<std::uint64_t> swarm_failures{0};
+  std::atomic<std::uint64_t> dropped_malformed{0};
+  std::atomic<std::uint64_t> dropped_source_port_zero{0};
+  std::atomic<std::uint64_t> dropped_overload{0};
+  std::atomic<std::uint64_t> dropped_send_failed{0};
+  std::atomic<std::uint64_t> dropped_shutdown{0};
+};
+
+namespace udp_detail {
+
+/// Bumps the counters of one delivered reply.
+void count_reply(udp_server::shared_state& sh, reply_kind kind) noexcept;
+
+/// Posts one drain of `box` to its worker (the first reply after a drain).
+void post_drain(reply_outbox& box);
+
+/// Hands an answer (already claimed through the gateway) to its worker,
+/// which sends it unless the server closed meanwhile. Any thread.
+void send_back(return_ptr to, std::string bytes, reply_kind kind);
+
+/// The gateway's answer to one announce: a BEP 15 reply to `to`, encoded on
+/// the swarm's thread.
+std::shared_ptr<announce_reply> make_announce_reply(return_ptr to);
+/// The same for one scrape.
+std::shared_ptr<scrape_reply> make_scrape_reply(return_ptr to);
+
+}  // namespace udp_detail
+}  // namespace sk
