@@ -17,32 +17,13 @@
 
 #include "tracker/health_types.hpp"
 #include "tracker/lazy_box.hpp"
+#include "tracker/peer_index.hpp"
+#include "tracker/peer_sampler.hpp"
 #include "tracker/random.hpp"
 #include "protocol/reply.hpp"
 #include "protocol/types.hpp"
 
 namespace sk {
-
-/// Identity of a peer in a swarm: a re-announce with the same peer_id from
-/// the same address is the same peer (its port may change). The same peer_id
-/// from another address is another peer, unless the swarm core recognises a
-/// client that roamed (same `key`, same family: `peer_table::roam`); a
-/// different key is an impostor and stays a separate peer.
-struct peer_key {
-  peer_id id;
-  ip_address ip;
-  friend bool operator==(const peer_key& a, const peer_key& b) noexcept {
-    return a.id == b.id && a.ip == b.ip;
-  }
-};
-
-/// Hash of a peer_key for callers' own containers, keyed through
-/// `id20_hasher`'s per-process secret (peer ids are chosen by clients). The
-/// table's own index uses a faster per-table keyed hash (see
-/// `peer_table::key_index`).
-struct peer_key_hasher {
-  std::size_t operator()(const peer_key& k) const noexcept;
-};
 
 /// Which address families a selection may return. A UDP client can only
 /// connect to peers of its own family, so a v4-only request gets up to n
@@ -50,74 +31,6 @@ struct peer_key_hasher {
 enum class family_filter : std::uint8_t { both = 0, v4_only = 1, v6_only = 2 };
 
 class allocator;
-
-/// Draws distinct positions of a virtual array [0, size) in uniformly random
-/// order without materialising it (sparse Fisher–Yates, see peer_table.cpp):
-/// O(draws) time and memory whatever `size` is. Streaming: `reset`, then up
-/// to `max_draws` calls of `next`, stopping whenever the caller likes.
-class sparse_sampler {
- public:
-  /// Starts a new draw over [0, size) of at most `max_draws` (<= size) positions.
-  void reset(std::uint32_t size, std::uint32_t max_draws);
-  /// The next position; at most `max_draws` calls after `reset`.
-  std::uint32_t next(fast_rng& rng) {
-    assert(drawn_ < size_);
-    const std::uint32_t i = drawn_++;
-    const std::uint32_t j = i + rng.below(size_ - i);
-    const std::uint32_t picked = get(j);
-    if (j != i) {
-      set(j, get(i));
-    }
-    return picked;
-  }
-  /// Emits `k` (<= size) distinct positions of [0, size) in random order.
-  template <class Emit>
-  void draw(fast_rng& rng, std::uint32_t size, std::uint32_t k, Emit&& emit) {
-    assert(k <= size);
-    if (k == 0) {
-      return;
-    }
-    reset(size, k);
-    for (std::uint32_t i = 0; i < k; ++i) {
-      emit(next(rng));
-    }
-  }
-
- private:
-  /// Fibonacci hashing: the high half of the product mixes every key bit.
-  std::uint32_t slot_of(std::uint32_t pos) const noexcept {
-    return static_cast<std::uint32_t>((pos * 0x9e3779b97f4a7c15ULL) >> 32) & mask_;
-  }
-  std::uint32_t get(std::uint32_t pos) const {
-    for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
-      if (stamps_[h] != stamp_) {
-        return pos;  // never written: identity
-      }
-      if (keys_[h] == pos) {
-        return values_[h];
-      }
-    }
-  }
-  void set(std::uint32_t pos, std::uint32_t value) {
-    for (std::uint32_t h = slot_of(pos);; h = (h + 1) & mask_) {
-      if (stamps_[h] != stamp_) {
-        stamps_[h] = stamp_;
-        keys_[h] = pos;
-        values_[h] = value;
-        return;
-      }
-      if (keys_[h] == pos) {
-        values_[h] = value;
-        return;
-      }
-    }
-  }
-  std::vector<std::uint32_t> keys_, values_, stamps_;
-  std::uint32_t stamp_ = 0;
-  std::uint32_t mask_ = 0;
-  std::uint32_t size_ = 0;
-  std::uint32_t drawn_ = 0;
-};
 
 /// Peers of one swarm.
 ///
@@ -411,28 +324,11 @@ class peer_table {
   /// Cluster snapshots restore `downloaded_` (cluster/snapshot.cpp).
   friend struct swarm_core_access;
 
-  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t none = no_peer;
 
-  /// The cold part of a peer: everything an announce reads or writes, and
-  /// nothing a candidate check needs (that is `hot_entry`). Key, address
-  /// and timestamps first, where the index's key comparison and the
-  /// announce land.
-  struct record {
-    peer_id id;
-    ip_address ip;
-    std::uint16_t port = 0;
-    /// This peer's `completed` is already in `downloaded_`.
-    bool completed = false;
-    /// Index into pools_[role][family]; `none` while quarantined.
-    std::uint32_t pool_pos = none;
-    time_point last_seen{};
-    /// `mutable` only so that const accessors can refresh `traits.served`
-    /// from `hot_entry::served` before handing the traits out. So const
-    /// calls that hand out traits (`traits`, `for_each`) write: like every
-    /// other call, they must not run concurrently with another (the table
-    /// has one owner, its swarm).
-    mutable peer_traits traits;
-  };
+  /// The stored part of a peer (tracker/peer_index.hpp) and its index.
+  using record = peer_record;
+  using key_index = peer_key_index;
 
   /// bits of `hot_entry::state`
   static constexpr std::uint8_t hot_quarantined = 1u << 0;  ///< out of the sampling sets
@@ -468,86 +364,12 @@ class peer_table {
     }
   };
   static_assert(sizeof(hot_entry) == 16, "one quarter of a cache line per peer");
-#if defined(__x86_64__)
-  static_assert(sizeof(record) == 152, "a record is stored per peer: keep it 152 bytes");
-#endif
 
   /// Flash-crowd bookkeeping of one peer, parallel to `records_`: times
   /// revealed in round `round`. Only flash-crowd's seeder rotation touches it.
   struct reveal_state {
     std::uint32_t round = 0;
     std::uint32_t count = 0;
-  };
-
-  /// peer_key -> records_ index: open addressing with linear probing over a
-  /// power-of-two array of 8-byte slots {32-bit hash tag, index}.
-  ///
-  ///   slot:  [ tag (high 32 bits of the keyed hash) | records_ index ]
-  ///   home bucket = tag & mask; empty slot: index == none
-  ///
-  /// A lookup compares the full key (in the record) only when the tag
-  /// matches, so a miss costs about one cache line of the index and a hit
-  /// one more of the record (which the announce touches anyway). Growing
-  /// rehashes from the stored tags, never from the records. Deletion shifts
-  /// the following entries back (no tombstones), so probe runs stay short
-  /// under churn. Load is kept <= 3/4.
-  ///
-  /// The hash is keyed (per table, from the table's seed and a per-process
-  /// random secret): peer ids are chosen by clients, and an unkeyed hash
-  /// would let one craft ids that share a home bucket and turn every probe
-  /// into a scan. The key changes no observable behaviour (nothing iterates
-  /// the index), so seeded runs stay reproducible.
-  class key_index {
-   public:
-    struct entry {
-      std::uint32_t tag = 0;
-      std::uint32_t index = none;
-    };
-    void set_key(std::uint64_t seed) noexcept;
-    std::uint64_t hash(const peer_key& k) const noexcept;
-    std::size_t size() const noexcept { return size_; }
-    /// The records_ index stored for `k`, or `none`. `records` resolves tag
-    /// matches to keys.
-    std::uint32_t find(const peer_key& k, const std::vector<record>& records) const;
-    /// Adds `k` -> i (k must be absent).
-    void insert(const peer_key& k, std::uint32_t i);
-    /// Removes the entry of `k`, which must map to `i`.
-    void erase(const peer_key& k, std::uint32_t i);
-    /// Changes the entry of `k` from `from` to `to` (a record moved).
-    void move(const peer_key& k, std::uint32_t from, std::uint32_t to);
-    /// Probe-run and tag invariants, and that every record is found; O(size).
-    bool check(const std::vector<record>& records) const;
-    /// Rehashes into a smaller array when `size` entries need far fewer
-    /// slots than it has (a swarm that shrank).
-    void shrink(std::size_t size);
-    std::size_t heap_bytes() const noexcept { return slots_.capacity() * sizeof(entry); }
-    /// Calls `f(records_ index)` for every record with id `id` and family
-    /// `v6` (they share one tag and home bucket: the hash ignores the
-    /// address).
-    template <class F>
-    void for_each_same_id(const peer_id& id, bool v6, const std::vector<record>& records,
-                          F&& f) const {
-      if (size_ == 0) {
-        return;
-      }
-      const auto tag = static_cast<std::uint32_t>(hash(peer_key{id, ip_address{v6, {}}}) >> 32);
-      for (std::uint32_t p = tag & mask_; slots_[p].index != none; p = (p + 1) & mask_) {
-        const entry& e = slots_[p];
-        if (e.tag == tag && records[e.index].id == id && records[e.index].ip.v6 == v6) {
-          f(e.index);
-        }
-      }
-    }
-
-   private:
-    std::uint32_t slot_of(const peer_key& k, std::uint32_t i) const;
-    void grow();
-    /// Rehashes every entry into `cap` slots (a power of two, >= 16).
-    void rehash(std::size_t cap);
-    std::vector<entry> slots_;
-    std::uint32_t mask_ = 0;
-    std::size_t size_ = 0;
-    std::uint64_t k0_ = 0, k1_ = 0, k2_ = 0, k3_ = 0;
   };
 
   /// The ready-made compact bytes of one address family.
