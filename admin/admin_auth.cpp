@@ -34,5 +34,21 @@ const char* unauthorized_message(bearer_check why) noexcept {
   return why == bearer_check::missing ? "missing bearer token" : "wrong bearer token";
 }
 
+authorization authorize(std::string_view method, std::string_view target,
+                        std::string_view authorization_header, const std::string& admin_token,
+                        const std::string& metrics_token) {
+  const bearer_check admin = check_bearer(authorization_header, admin_token);
+  if (admin == bearer_check::ok) return {};
+  if (admin == bearer_check::missing) return {401, unauthorized_message(admin)};
+  // Both checks always run when a metrics token is configured, so the time
+  // taken does not tell which token a guess came close to.
+  if (metrics_token.empty() ||
+      check_bearer(authorization_header, metrics_token) != bearer_check::ok)
+    return {401, unauthorized_message(bearer_check::wrong)};
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (method == "GET" && path == "/metrics") return {};
+  return {403, "the metrics token may only GET /metrics"};
+}
+
 }  // namespace admin_api
 }  // namespace sk

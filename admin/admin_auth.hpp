@@ -1,6 +1,11 @@
 #pragma once
-/// The admin API's one credential: a bearer token in the Authorization
-/// header (`Authorization: Bearer <admin.token>`), compared in constant time.
+/// The admin API's credentials: bearer tokens in the Authorization header
+/// (`Authorization: Bearer <token>`), compared in constant time.
+///
+///   admin token     (admin.token)          every endpoint
+///   metrics token   (admin.metrics-token)  GET /metrics only; anything
+///                                          else is 403, so a scraper that
+///                                          holds it can read, never act
 
 #include <string>
 #include <string_view>
@@ -26,6 +31,22 @@ bearer_check check_bearer(std::string_view authorization, const std::string& tok
 
 /// The text of a 401 for `why` (never `ok`).
 const char* unauthorized_message(bearer_check why) noexcept;
+
+/// What a request may do with the credential it carries.
+struct authorization {
+  /// 0: allowed; else the status to answer (401: no or a wrong token;
+  /// 403: the metrics token on anything but GET /metrics).
+  unsigned status = 0;
+  /// The error text of that answer (empty when allowed).
+  const char* message = "";
+};
+
+/// Checks `authorization_header` for a request `method target`: the admin
+/// token allows everything, `metrics_token` (empty: none configured) only
+/// GET /metrics (the path without a query string).
+authorization authorize(std::string_view method, std::string_view target,
+                        std::string_view authorization_header, const std::string& admin_token,
+                        const std::string& metrics_token);
 
 }  // namespace admin_api
 }  // namespace sk

@@ -7,8 +7,12 @@
 
 #include "admin/admin_handlers.hpp"
 #include "admin/admin_json.hpp"
+#include "admin/admin_process_metrics.hpp"
+#include "cluster/cluster_messages.hpp"
+#include "net/gateway.hpp"
 #include "net/http/http_server.hpp"
 #include "net/latency_histogram.hpp"
+#include "net/probe/reachability_prober.hpp"
 #include "net/udp/udp_server.hpp"
 #include "tracker/access_list.hpp"
 
@@ -34,10 +38,13 @@ void tracker_requests(exposition& m, const admin_state& sh) {
                  "the torrent; announce_failure: the swarm did not answer in time).");
   if (sh.http != nullptr) {
     const auto c = sh.http->counters();
-    for (std::size_t i = 0; i < http_outcome_count; ++i)
+    for (std::size_t i = 0; i < http_outcome_count; ++i) {
+      // /health is a load balancer's probe, not a tracker request.
+      if (static_cast<http_outcome>(i) == http_outcome::health) continue;
       f.sample(label("transport", "http") + "," +
                    label("outcome", to_string(static_cast<http_outcome>(i))),
                double(c.by_outcome[i]));
+    }
   }
   if (sh.udp != nullptr) {
     const auto c = sh.udp->counters();
@@ -51,6 +58,14 @@ void tracker_requests(exposition& m, const admin_state& sh) {
     for (const auto& [outcome, n] : udp)
       f.sample(label("transport", "udp") + "," + label("outcome", outcome), double(n));
   }
+}
+
+void health_checks(exposition& m, const admin_state& sh) {
+  if (sh.http == nullptr) return;
+  m.add("swarmkeeper_health_checks_total", mt::counter,
+        "GET /health answered (load balancer and service manager probes; not tracker "
+        "requests).")
+      .sample("", double(sh.http->counters().by_outcome[std::size_t(http_outcome::health)]));
 }
 
 void announce_latency(exposition& m, const admin_state& sh) {
@@ -99,21 +114,60 @@ void http_connections(exposition& m, const admin_state& sh) {
       .sample("", double(sh.http->connection_count()));
 }
 
-// -- access list and bans -------------------------------------------------------
+// -- refusals, the access list and bans ----------------------------------------------
+
+/// The gateway's counters of both transports added up (zero without one).
+gateway_counters gateway_sum(const admin_state& sh) {
+  gateway_counters sum;
+  if (sh.gw == nullptr) return sum;
+  for (const transport t : {transport::http, transport::udp}) {
+    const gateway_counters c = sh.gw->counters(t);
+    sum.denied_announces += c.denied_announces;
+    sum.denied_scrape_hashes += c.denied_scrape_hashes;
+    sum.overloaded += c.overloaded;
+    sum.timeouts += c.timeouts;
+    sum.unavailable += c.unavailable;
+    sum.shutting_down += c.shutting_down;
+  }
+  return sum;
+}
+
+/// Where each refusal reason is counted: the swarms' node-wide totals (the
+/// announces a swarm refused) or the gateway (requests it answered itself).
+/// A new reason is one row.
+struct refusal_reason {
+  const char* reason;
+  std::uint64_t (*count)(const admin_state& sh, const gateway_counters& gateway);
+};
+constexpr refusal_reason refusal_reasons[] = {
+    {"min_interval", [](const admin_state& sh,
+                        const gateway_counters&) { return sh.dir->totals().refused.load(); }},
+    {"ban",
+     [](const admin_state& sh, const gateway_counters&) { return sh.dir->totals().banned.load(); }},
+    {"access", [](const admin_state&, const gateway_counters& g) { return g.denied_announces; }},
+    {"overloaded", [](const admin_state&, const gateway_counters& g) { return g.overloaded; }},
+    {"timeout", [](const admin_state&, const gateway_counters& g) { return g.timeouts; }},
+    {"swarm_unavailable",
+     [](const admin_state&, const gateway_counters& g) { return g.unavailable; }},
+    {"shutting_down",
+     [](const admin_state&, const gateway_counters& g) { return g.shutting_down; }},
+};
+
+void refusals(exposition& m, const admin_state& sh) {
+  const gateway_counters g = gateway_sum(sh);
+  auto f = m.add("swarmkeeper_refusals_total", mt::counter,
+                 "Tracker requests refused, by reason (min_interval: announcing again too soon "
+                 "after a warning; ban: a banned peer_id prefix; access: an announce of a torrent "
+                 "the access list refuses; overloaded, timeout, swarm_unavailable, "
+                 "shutting_down: answered by the gateway without a swarm).");
+  for (const auto& r : refusal_reasons) f.sample(label("reason", r.reason), double(r.count(sh, g)));
+  m.add("swarmkeeper_scrape_hashes_denied_total", mt::counter,
+        "info_hashes left out of scrape answers because the access list refuses them.")
+      .sample("", double(g.denied_scrape_hashes));
+}
 
 void access_list(exposition& m, const admin_state& sh) {
   const access_control* ac = sh.cfg.access.get();
-  auto f = m.add("swarmkeeper_access_refusals_total", mt::counter,
-                 "Announces and scraped hashes refused by the info_hash access list.");
-  auto refusals = [&](const char* transport, const char* request,
-                      const std::atomic<std::uint64_t> access_control::*counter) {
-    f.sample(label("transport", transport) + "," + label("request", request),
-             ac != nullptr ? value_of(ac->*counter) : 0.0);
-  };
-  refusals("http", "announce", &access_control::refused_http_announces);
-  refusals("http", "scrape", &access_control::refused_http_scrapes);
-  refusals("udp", "announce", &access_control::refused_udp_announces);
-  refusals("udp", "scrape", &access_control::refused_udp_scrapes);
   m.add("swarmkeeper_access_list_hashes", mt::gauge,
         "info_hashes on the access list (0 when access.mode is off).")
       .sample("", ac != nullptr && ac->mode() != access_mode::off ? double(ac->snapshot()->size())
@@ -122,9 +176,6 @@ void access_list(exposition& m, const admin_state& sh) {
 
 void bans(exposition& m, const admin_state& sh) {
   const auto& bans = sh.dir->config().banned_clients;
-  m.add("swarmkeeper_ban_refusals_total", mt::counter,
-        "Announces refused because the client's peer_id prefix is banned.")
-      .sample("", bans ? double(bans->refusals()) : 0.0);
   m.add("swarmkeeper_bans", mt::gauge, "Banned peer_id prefixes.")
       .sample("", bans ? double(bans->snapshot()->size()) : 0.0);
 }
@@ -168,51 +219,93 @@ void supervisor(exposition& m, const metrics_input& in) {
   for (const auto& [k, n] : by_kind) events.sample(label("kind", k), n);
 }
 
-// -- swarms -------------------------------------------------------------------------
+// -- swarms and peers (node-wide totals: every swarm, however many) --------------------
 
-void swarms(exposition& m, const admin_state& sh, const metrics_input& in) {
-  std::map<std::string, double> swarms_by, peers_by;
-  for (const char* h : {"healthy", "degraded", "critical", "unevaluated"}) {
-    swarms_by[h] = 0;
-    peers_by[h] = 0;
-  }
-  double announces = 0;
-  std::array<double, health_reason_count> unhealthy_by{};
-  for (const auto& [id, s] : in.swarms) {
-    const std::string h = health_name(s);
-    swarms_by[h] += 1;
-    peers_by[h] += double(s.stats.complete + s.stats.incomplete);
-    announces += double(s.announces);
-    if (!s.evaluated || !is_unhealthy(s.health.state)) continue;
-    for (int i = 0; i < health_reason_count; ++i)
-      if ((s.health.reasons & (1u << i)) != 0) unhealthy_by[i] += 1;
-  }
+double gauge_of(const std::atomic<std::int64_t>& g) { return double(g.load()); }
+
+void swarms(exposition& m, const admin_state& sh) {
+  const swarm_totals& t = sh.dir->totals();
+  // Indexed by swarm_health (healthy, degraded, critical, unevaluated).
+  constexpr const char* health_names[swarm_totals::health_states] = {"healthy", "degraded",
+                                                                     "critical", "unevaluated"};
   auto by_health = m.add("swarmkeeper_swarms", mt::gauge,
                          "Swarms by health state (unevaluated: fewer peers than "
                          "health.min-peers, or not evaluated yet; never counted as degraded or "
                          "critical).");
-  for (const auto& [h, n] : swarms_by) by_health.sample(label("health", h), n);
+  for (std::size_t i = 0; i < swarm_totals::health_states; ++i)
+    by_health.sample(label("health", health_names[i]), gauge_of(t.swarms_by_health[i]));
   auto peers = m.add("swarmkeeper_peers", mt::gauge, "Peers by the health state of their swarm.");
-  for (const auto& [h, n] : peers_by) peers.sample(label("health", h), n);
+  for (std::size_t i = 0; i < swarm_totals::health_states; ++i)
+    peers.sample(label("health", health_names[i]), gauge_of(t.peers_by_health[i]));
   auto unhealthy = m.add("swarmkeeper_unhealthy_swarms", mt::gauge,
                          "Degraded or critical swarms by health reason (a swarm counts once for "
                          "each reason it reports).");
   for (int i = 0; i < health_reason_count; ++i)
     unhealthy.sample(label("reason", reason_name(static_cast<health_reason>(1u << i))),
-                     unhealthy_by[i]);
-
-  const swarm_totals& totals = sh.dir->totals();
+                     gauge_of(t.unhealthy_by_reason[i]));
+  auto roles = m.add("swarmkeeper_peers_by_role", mt::gauge,
+                     "Peers by role: seeder, leecher (downloading), partial_seed (BEP 21, "
+                     "paused with data missing); the roles add up to swarmkeeper_peers.");
+  roles.sample(label("role", "seeder"), gauge_of(t.seeders));
+  roles.sample(label("role", "leecher"), double(t.leechers.load() - t.partial_seeds.load()));
+  roles.sample(label("role", "partial_seed"), gauge_of(t.partial_seeds));
+  auto family = m.add("swarmkeeper_peers_by_family", mt::gauge, "Peers by IP address family.");
+  family.sample(label("family", "ipv4"), gauge_of(t.peers_ipv4));
+  family.sample(label("family", "ipv6"), gauge_of(t.peers_ipv6));
+  m.add("swarmkeeper_completed_total", mt::counter,
+        "Completed downloads announced (event=completed; every swarm of this node, since "
+        "start).")
+      .sample("", value_of(t.completed));
   m.add("swarmkeeper_announce_repeats_total", mt::counter,
         "Repeats of a peer's previous announce within the duplicate window, served without "
         "being judged (every swarm of this node, since start).")
-      .sample("", value_of(totals.repeats));
+      .sample("", value_of(t.repeats));
   m.add("swarmkeeper_announces_early_total", mt::counter,
         "Announces earlier than the interval asked, served without a warning (below the "
         "sustained-early threshold; every swarm of this node, since start).")
-      .sample("", value_of(totals.early));
-  m.add("swarmkeeper_swarm_announces", mt::gauge,
-        "Announces handled by the swarms that exist now (ended swarms drop out).")
-      .sample("", announces);
+      .sample("", value_of(t.early));
+  if (sh.gw != nullptr) {
+    auto admitted = m.add("swarmkeeper_announces_total", mt::counter,
+                          "Announces the gateway handed to a swarm, by transport (answered by "
+                          "the swarm or, late, refused as timeout).");
+    for (const transport tr : {transport::http, transport::udp})
+      admitted.sample(label("transport", to_string(tr)), double(sh.gw->counters(tr).announces));
+  }
+}
+
+// -- the reachability prober and the cluster ------------------------------------------
+
+void probes(exposition& m, const admin_state& sh) {
+  if (sh.prober == nullptr) return;
+  const prober_counters c = sh.prober->counters();
+  auto dialled =
+      m.add("swarmkeeper_probes_total", mt::counter, "Reachability probes dialled, by outcome.");
+  dialled.sample(label("outcome", "reachable"), double(c.reachable));
+  dialled.sample(label("outcome", "unreachable"), double(c.unreachable));
+  dialled.sample(label("outcome", "bogus"), double(c.bogus));
+  m.add("swarmkeeper_probes_started_total", mt::counter, "Reachability probe connections started.")
+      .sample("", double(c.started));
+  auto undialled = m.add("swarmkeeper_probe_asks_undialled_total", mt::counter,
+                         "Probe asks answered without dialling (remembered: within "
+                         "probe.reprobe-after; refused: an address the rules never dial; "
+                         "dropped: the prober's queue was full).");
+  undialled.sample(label("answer", "remembered"), double(c.remembered));
+  undialled.sample(label("answer", "refused"), double(c.refused));
+  undialled.sample(label("answer", "dropped"), double(c.dropped));
+}
+
+void cluster(exposition& m, const metrics_input& in) {
+  if (!in.cluster) return;
+  std::map<std::string, double> by_state{{"live", 0}, {"suspect", 0}, {"gone", 0}};
+  for (const auto& member : in.cluster->members) by_state[member.state] += 1;
+  auto members = m.add("swarmkeeper_cluster_members", mt::gauge,
+                       "Cluster members this node knows, itself included, by state (live: "
+                       "connected; suspect: connection lost, still an owner until "
+                       "cluster.connection-timeout; gone: heard of, not connected).");
+  for (const auto& [state, n] : by_state) members.sample(label("state", state), n);
+  m.add("swarmkeeper_cluster_handoffs_pending", mt::gauge,
+        "Local swarms being handed to another node now.")
+      .sample("", double(in.cluster->handoffs_pending));
 }
 
 // -- the admin server and the process -------------------------------------------------
@@ -227,10 +320,12 @@ void admin_requests(exposition& m, const admin_state& sh) {
 }
 
 void process(exposition& m, const admin_state& sh) {
+  m.add("swarmkeeper_build_info", mt::gauge,
+        "Always 1; the labels name the running build (version).")
+      .sample(label("version", sh.info.version), 1);
   m.add("swarmkeeper_uptime_seconds", mt::gauge, "Seconds since the admin server started.")
       .sample("", sh.uptime_seconds());
-  m.add("swarmkeeper_resident_memory_bytes", mt::gauge, "Resident set size of the process.")
-      .sample("", double(resident_bytes()));
+  write_process_metrics(m, read_process_sample());
 }
 
 }  // namespace
@@ -238,41 +333,44 @@ void process(exposition& m, const admin_state& sh) {
 exposition render_metrics(const admin_state& sh, const metrics_input& in) {
   exposition m;
   tracker_requests(m, sh);
+  health_checks(m, sh);
   announce_latency(m, sh);
   udp_datagrams(m, sh);
   http_connections(m, sh);
+  refusals(m, sh);
   access_list(m, sh);
   bans(m, sh);
   supervisor(m, in);
-  swarms(m, sh, in);
+  swarms(m, sh);
+  probes(m, sh);
+  cluster(m, in);
   admin_requests(m, sh);
   process(m, sh);
   return m;
 }
 
-/// Asks every swarm (up to admin.max-fanout) for its status, then the
+/// Asks the cluster's node actor (when clustered) for its members, then the
 /// supervisor for its running remediations, counters and events, then
-/// writes. Without a supervisor its families are zero; a supervisor that
-/// does not answer is a 504 (except for its event log: its gauge is zero).
+/// writes; the swarms' families come from the node-wide totals, so no swarm
+/// is asked. Without a supervisor its families are zero; a supervisor that
+/// does not answer is a 504 (except for its event log: its gauge is zero);
+/// a node actor that does not answer leaves the cluster families out.
 void get_metrics(admin_call& c) {
   actor_ptr self = c.self;
   const state_ptr& sh = c.sh;
   const job_ptr& job = c.job;
-  auto swarms = sh->dir->snapshot(sh->cfg.max_fanout);
-  fan_out_status(self, sh, std::move(swarms), [self, sh, job](status_list&& all) {
-    auto in = std::make_shared<metrics_input>();
-    in->swarms = std::move(all);
-    auto finish = [sh, job, in]() {
-      // Runs in a response handler, outside the router's catch: a family
-      // written twice (std::logic_error) is answered here.
-      try {
-        job->reply(200, "text/plain; version=0.0.4; charset=utf-8",
-                   render_metrics(*sh, *in).text());
-      } catch (const std::exception& e) {
-        spdlog::error("admin: /metrics: {}", e.what());
-        job->reply_error(500, "internal error");
-      }
-    };
+  auto in = std::make_shared<metrics_input>();
+  auto finish = [sh, job, in]() {
+    // Runs in a response handler, outside the router's catch: a family
+    // written twice (std::logic_error) is answered here.
+    try {
+      job->reply(200, "text/plain; version=0.0.4; charset=utf-8", render_metrics(*sh, *in).text());
+    } catch (const std::exception& e) {
+      spdlog::error("admin: /metrics: {}", e.what());
+      job->reply_error(500, "internal error");
+    }
+  };
+  auto ask_supervisor = [self, sh, job, in, finish]() {
     const caf::actor& sup = sh->dir->supervisor();
     if (!sup) return finish();
     auto unanswered = [job](caf::error&) { job->reply_error(504, "supervisor did not answer"); };
@@ -295,7 +393,17 @@ void get_metrics(admin_call& c) {
                       unanswered);
             },
             unanswered);
-  });
+  };
+  auto node = self->system().registry().get(cluster::node_registry_key);
+  if (!sh->dir->view() || !node) return ask_supervisor();
+  self->request(caf::actor_cast<cluster::node_operator_interface>(node), sh->cfg.actor_timeout,
+                cluster::node_status_atom::value)
+      .then(
+          [in, ask_supervisor](cluster::node_status& s) {
+            in->cluster = std::move(s);
+            ask_supervisor();
+          },
+          [ask_supervisor](caf::error&) { ask_supervisor(); });
 }
 
 }  // namespace sk::admin_api

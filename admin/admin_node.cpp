@@ -2,6 +2,7 @@
 
 #include "admin/admin_handlers.hpp"
 #include "admin/admin_json.hpp"
+#include "admin/admin_log.hpp"
 #include "net/http/http_server.hpp"
 #include "net/udp/udp_server.hpp"
 
@@ -26,6 +27,8 @@ void get_node(admin_call& c) {
   j["scheduler_threads"] = c.self->system().scheduler().num_workers();
   j["actors"] = {{"swarms", sh.dir->size()}, {"running", c.self->system().registry().running()}};
   j["memory"] = {{"resident_bytes", resident_bytes()}};
+  // The level now (PUT /api/log/level changes it); the format is log.format.
+  j["log"] = {{"level", current_log_level()}};
   json requests = json::object();
   if (sh.udp != nullptr)
     requests["udp"] = udp_requests_json(sh.udp->counters(), sh.udp->in_flight());

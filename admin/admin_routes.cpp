@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "admin/admin_handlers.hpp"
+#include "admin/admin_log.hpp"
 #include "protocol/text.hpp"
 
 namespace sk::admin_api {
@@ -15,6 +16,8 @@ const route_table<admin_endpoint>& admin_routes() {
       // method  path pattern                                  query     handler
       {"GET",    "/metrics",                                  {none,    get_metrics}},
       {"GET",    "/api/node",                                 {none,    get_node}},
+      {"GET",    "/api/log/level",                            {none,    get_log_level}},
+      {"PUT",    "/api/log/level",                            {none,    put_log_level}},
       {"GET",    "/api/cluster",                              {none,    get_cluster}},
       {"GET",    "/api/events",                               {none,    get_events}},
       {"GET",    "/api/remediations",                         {none,    get_remediations}},

@@ -39,13 +39,16 @@ struct admin_server::impl {
 };
 
 admin_server::admin_server(caf::actor_system& sys, swarm_directory& dir, const admin_config& cfg,
-                           admin_node_info info, const udp_server* udp, const http_server* http) {
+                           admin_node_info info, const udp_server* udp, const http_server* http,
+                           const gateway* gw, const reachability_prober* prober) {
   auto sh = std::make_shared<admin_api::admin_state>();
   sh->cfg = cfg;
   sh->info = std::move(info);
   sh->dir = &dir;
   sh->udp = udp;
   sh->http = http;
+  sh->gw = gw;
+  sh->prober = prober;
   sh->host_name = admin_api::local_host_name();
   impl_ = std::make_unique<impl>(sys, std::move(sh));
 }

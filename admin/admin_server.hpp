@@ -9,7 +9,8 @@
 ///   ────────────────────────────                ─────────────────────
 ///   accept ─▶ session: read one request         (admin/admin_transport.hpp)
 ///     limits (URL 414, headers 431, body 413), parse errors 400
-///     token (constant time) ─ wrong/missing ─▶ 401   (admin/admin_auth.hpp)
+///     token (constant time) ─ wrong/missing ─▶ 401   (admin/admin_auth.hpp;
+///       the metrics token on anything but GET /metrics ─▶ 403)
 ///     job{method, target, body} ── anon_send ──▶ admin actor (hidden,
 ///                                                event-based): the routing
 ///                                                table (admin/admin_routes.cpp)
@@ -42,7 +43,9 @@
 ///   admin_access      the handlers, one file per resource
 ///   admin_json        JSON views of the domain's structs
 ///   admin_metrics     /metrics: every family, once; admin_exposition writes
-///                     the text format
+///                     the text format; admin_process_metrics the process_*
+///                     families from /proc
+///   admin_log         the log level at run time (GET/PUT /api/log/level)
 
 #include <chrono>
 #include <cstddef>
@@ -60,6 +63,8 @@ class swarm_directory;
 class udp_server;
 class http_server;
 class access_control;
+class gateway;
+class reachability_prober;
 
 /// Settings of the admin server (section `admin` of the config).
 struct admin_config {
@@ -70,6 +75,9 @@ struct admin_config {
   std::string bind = "127.0.0.1";
   /// The bearer token every request must carry (never logged or shown).
   std::string token;
+  /// A second token that allows GET /metrics and nothing else (403
+  /// elsewhere), for Prometheus; empty: none (never logged or shown).
+  std::string metrics_token;
   /// Longest request target (path + query); longer gets 414.
   std::size_t max_url_length = 2048;
   /// Largest header block; larger gets 431.
@@ -103,10 +111,12 @@ struct admin_node_info {
 /// The admin server. start()/stop() from one controlling thread (main).
 class admin_server {
  public:
-  /// `dir` must outlive stop(); `udp` and `http` may be null (not running).
+  /// `dir` must outlive stop(); `udp`, `http`, `gw` and `prober` (read by
+  /// /metrics) may be null (not running) and must otherwise outlive stop().
   admin_server(caf::actor_system& sys, swarm_directory& dir, const admin_config& cfg,
                admin_node_info info, const udp_server* udp = nullptr,
-               const http_server* http = nullptr);
+               const http_server* http = nullptr, const gateway* gw = nullptr,
+               const reachability_prober* prober = nullptr);
   /// Calls stop().
   ~admin_server();
   admin_server(const admin_server&) = delete;

@@ -20,6 +20,9 @@ struct admin_state {
   /// Null when that transport is not running.
   const udp_server* udp = nullptr;
   const http_server* http = nullptr;
+  /// Null when not running (tests): /metrics then shows its counters as 0.
+  const gateway* gw = nullptr;
+  const reachability_prober* prober = nullptr;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   /// This machine's host name (`node` outside a cluster).
   std::string host_name;

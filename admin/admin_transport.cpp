@@ -81,10 +81,14 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
           stream_, res_, beast::bind_front_handler(&admin_session::on_write, shared_from_this()));
     }
     const auto auth = req[http::field::authorization];
-    const bearer_check who = check_bearer({auth.data(), auth.size()}, state_->cfg.token);
-    if (who != bearer_check::ok) {
+    const auto method = req.method_string();
+    const auto target = req.target();
+    const auto who = authorize({method.data(), method.size()}, {target.data(), target.size()},
+                               {auth.data(), auth.size()}, state_->cfg.token,
+                               state_->cfg.metrics_token);
+    if (who.status != 0) {
       state_->unauthorized.fetch_add(1, std::memory_order_relaxed);
-      return respond_error(401, unauthorized_message(who), keep_alive_);
+      return respond_error(who.status, who.message, keep_alive_);
     }
     auto job = std::make_shared<admin_job>();
     job->method = std::string(req.method_string());

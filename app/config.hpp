@@ -90,6 +90,8 @@ struct daemon_settings {
   initial_lists lists;
   /// spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
+  /// `log.format`: "text" or "json" (app/logging.hpp).
+  std::string log_format = "text";
   /// How long SIGINT/SIGTERM waits for open requests before stopping.
   std::chrono::milliseconds drain_timeout{10000};
   /// Warnings for the log once it is set up (a deprecated option name was

@@ -344,6 +344,24 @@ void resolve_access(reader& r, initial_lists& lists) {
   }
 }
 
+/// admin.metrics-token(-file): optional; held to the admin token's rules and
+/// never equal to it (it would then allow everything).
+void resolve_metrics_token(reader& r, admin_config& ad) {
+  ad.metrics_token = r.string("admin.metrics-token");
+  const auto file = r.string("admin.metrics-token-file");
+  if (!file.empty()) {
+    if (auto line = first_line_of(r.report(), "admin.metrics-token-file", file))
+      ad.metrics_token = *line;
+  }
+  if (ad.metrics_token.empty()) return;
+  if (ad.metrics_token.size() < 16 ||
+      std::any_of(ad.metrics_token.begin(), ad.metrics_token.end(),
+                  [](char c) { return std::isgraph(static_cast<unsigned char>(c)) == 0; }))
+    r.report().add("admin.metrics-token must be at least 16 printable characters without spaces");
+  else if (ad.metrics_token == ad.token)
+    r.report().add("admin.metrics-token must differ from admin.token");
+}
+
 /// [admin]: off unless a port is given; then a token is mandatory.
 void resolve_admin(reader& r, bool& enabled, admin_config& ad) {
   ad.port = r.count<std::uint16_t>("admin.port");
@@ -365,6 +383,7 @@ void resolve_admin(reader& r, bool& enabled, admin_config& ad) {
              return std::isgraph(static_cast<unsigned char>(c)) == 0;
            }))
     r.report().add("admin.token must be at least 16 printable characters without spaces");
+  resolve_metrics_token(r, ad);
 }
 
 /// [cluster]: off unless a port is given; then a secret is mandatory.
@@ -422,6 +441,7 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
     out.udp.connection_id_key = cluster::derive_connection_id_key(out.cluster.secret);
   // The schema's choices are names spdlog::level::from_str reads.
   out.log_level = r.string("log.level");
+  out.log_format = r.string("log.format");
   out.drain_timeout = r.millis("shutdown.drain-timeout");
   // Read by CAF's scheduler from the merged content (see load_config).
   r.integer("scheduler.max-threads");

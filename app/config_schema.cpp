@@ -16,6 +16,7 @@
 
 #include "app/config.hpp"
 #include "app/config_detail.hpp"
+#include "admin/admin_log.hpp"
 
 namespace sk {
 namespace config {
@@ -101,9 +102,7 @@ std::vector<std::string> access_mode_choices() {
 
 /// spdlog's level names as `spdlog::level::from_str` reads them ("warn",
 /// not spdlog's display name "warning").
-std::vector<std::string> log_level_choices() {
-  return {"trace", "debug", "info", "warn", "error", "critical", "off"};
-}
+std::vector<std::string> log_level_choices() { return admin_api::log_level_names(); }
 
 std::vector<option_def> option_table() {
   return {
@@ -331,6 +330,13 @@ std::vector<option_def> option_table() {
       text("admin", "token-file", "",
            "file holding the admin token (first line; beats admin.token), so it stays out of "
            "the command line and the config file"),
+      // [admin] read-only scraping
+      secret("admin", "metrics-token",
+             "a second bearer token that may only GET /metrics (403 elsewhere), for Prometheus; "
+             "at least 16 printable characters, not the admin token; empty: none (never logged "
+             "or shown)"),
+      text("admin", "metrics-token-file", "",
+           "file holding the metrics token (first line; beats admin.metrics-token)"),
       // [cluster]
       integer("cluster", "port", 0, 0, 65535,
               "TCP port of the cluster (CAF middleman over TLS); 0: no cluster"),
@@ -374,6 +380,11 @@ std::vector<option_def> option_table() {
       // [log]
       choice("log", "level", "info", log_level_choices(),
              "log level (nothing is logged per request above debug)"),
+      // [log] format
+      choice("log", "format", "text", {"text", "json"},
+             "log line format: text (2026-12-01T16:50:00.123Z info ...) or json (one object "
+             "per line: time, level, msg); times in UTC; the level changes at run time with PUT "
+             "/api/log/level"),
       // [shutdown]
       duration("shutdown", "drain-timeout", 10s, 0s, 1h,
                "on SIGINT/SIGTERM, how long open requests may still finish before the actors "
@@ -423,7 +434,7 @@ const std::vector<section_def>& sections() {
       {"admin", "the admin API and /metrics", "admin/admin_server.hpp (admin_config)"},
       {"cluster", "a cluster of tracker nodes",
        "cluster/cluster_config.hpp (cluster_config)"},
-      {"log", "logging", "app/swarmkeeper_main.cpp (spdlog)"},
+      {"log", "logging", "app/logging.hpp (spdlog)"},
       {"shutdown", "stopping on SIGINT/SIGTERM", "app/swarmkeeper_main.cpp (drain)"},
       {"scheduler", "CAF's actor scheduler", "CAF's actor_system_config"},
   };

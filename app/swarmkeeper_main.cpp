@@ -30,7 +30,6 @@
 #include <iostream>
 #include <optional>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
@@ -39,6 +38,7 @@
 #include "runtime/directory.hpp"
 #include "runtime/messages.hpp"
 #include "app/config.hpp"
+#include "app/logging.hpp"
 #include "app/sd_notify.hpp"
 #include "admin/admin_server.hpp"
 #include "net/http/http_server.hpp"
@@ -53,14 +53,6 @@ namespace {
 constexpr int exit_config_error = 2;
 /// Exit status when the daemon cannot start (e.g. the port is taken).
 constexpr int exit_start_error = 1;
-
-void setup_logging(const std::string& level) {
-  auto logger = spdlog::stderr_color_mt("swarmkeeper");
-  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
-  logger->set_level(spdlog::level::from_str(level));
-  logger->flush_on(spdlog::level::info);
-  spdlog::set_default_logger(std::move(logger));
-}
 
 std::string join(const std::vector<std::string>& xs) {
   std::string out;
@@ -166,7 +158,8 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     info.config = sk::redacted_config(cfg);
     sk::admin_config admin_cfg = settings.admin;
     admin_cfg.access = lists.access();
-    admin.emplace(sys, directory, admin_cfg, std::move(info), udp ? &*udp : nullptr, &server);
+    admin.emplace(sys, directory, admin_cfg, std::move(info), udp ? &*udp : nullptr, &server,
+                  &gateway, prober ? &*prober : nullptr);
     admin->start();  // logs its address once, at info
   }
 
@@ -242,7 +235,9 @@ int main(int argc, char** argv) {
     case sk::load_action::exit_error:
       return exit_config_error;
   }
-  setup_logging(settings.log_level);
+  sk::log_format format = sk::log_format::text;
+  sk::parse_log_format(settings.log_format, format);  // the schema allows only its names
+  sk::setup_logging(settings.log_level, format);
   for (const auto& w : settings.warnings) spdlog::warn("config: {}", w);
   sk::register_message_types(cfg);
   try {

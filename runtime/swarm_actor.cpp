@@ -29,20 +29,36 @@ void send_probes(swarm_actor_ptr self) {
 void add_totals(swarm_state& st) {
   if (!st.totals) return;
   const auto& n = st.core->counters();
-  if (n.repeats != st.added_repeats) {
-    st.totals->repeats.fetch_add(n.repeats - st.added_repeats, std::memory_order_relaxed);
-    st.added_repeats = n.repeats;
-  }
-  if (n.early != st.added_early) {
-    st.totals->early.fetch_add(n.early - st.added_early, std::memory_order_relaxed);
-    st.added_early = n.early;
-  }
+  auto add = [](std::atomic<std::uint64_t>& total, std::uint64_t now, std::uint64_t& added) {
+    if (now == added) return;
+    total.fetch_add(now - added, std::memory_order_relaxed);
+    added = now;
+  };
+  add(st.totals->repeats, n.repeats, st.added_repeats);
+  add(st.totals->early, n.early, st.added_early);
+  add(st.totals->banned, n.banned, st.added_banned);
+  add(st.totals->refused, n.refused, st.added_refused);
+  add(st.totals->completed, st.core->table().downloaded(), st.added_completed);
 }
 
 /// Counts of the core from now on only (start, merged snapshots).
 void skip_totals(swarm_state& st) {
-  st.added_repeats = st.core->counters().repeats;
-  st.added_early = st.core->counters().early;
+  const auto& n = st.core->counters();
+  st.added_repeats = n.repeats;
+  st.added_early = n.early;
+  st.added_banned = n.banned;
+  st.added_refused = n.refused;
+  st.added_completed = st.core->table().downloaded();
+}
+
+/// Brings this actor's share in the node's gauges up to date (a compare
+/// when nothing changed, which is most announces).
+void publish_share(swarm_state& st) {
+  if (!st.totals) return;
+  const swarm_share now = swarm_share::of(*st.core);
+  if (now == st.published) return;
+  move_share(*st.totals, st.published, now);
+  st.published = now;
 }
 
 /// The operator's view of `c`, with at most `max_peers` peers listed.
@@ -101,10 +117,61 @@ void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
   }
   t.complete(res);
   add_totals(st);
+  publish_share(st);
   send_probes(self);
 }
 
 }  // namespace
+
+swarm_share swarm_share::of(const swarm_core& core) noexcept {
+  swarm_share s;
+  s.running = true;
+  if (const health_report* r = core.last_report()) {
+    s.health = r->state;
+    if (is_unhealthy(r->state)) s.reasons = r->reasons;
+  }
+  const peer_table& t = core.table();
+  s.seeders = static_cast<std::int64_t>(t.seeders());
+  s.leechers = static_cast<std::int64_t>(t.leechers());
+  s.partial_seeds = static_cast<std::int64_t>(t.partial_seeds());
+  s.peers_ipv4 = static_cast<std::int64_t>(t.ipv4_count());
+  s.peers_ipv6 = static_cast<std::int64_t>(t.ipv6_count());
+  return s;
+}
+
+void move_share(swarm_totals& t, const swarm_share& from, const swarm_share& to) noexcept {
+  auto add = [](std::atomic<std::int64_t>& g, std::int64_t d) {
+    if (d != 0) g.fetch_add(d, std::memory_order_relaxed);
+  };
+  auto state = [](const swarm_share& s) {
+    return static_cast<std::size_t>(s.health) % swarm_totals::health_states;
+  };
+  auto peers = [](const swarm_share& s) { return s.seeders + s.leechers; };
+  // One signed change per gauge: the usual case (same health, a peer more
+  // or less) touches only the peer gauges.
+  auto place = [&](const swarm_share& s, std::int64_t sign) {
+    if (!s.running) return;
+    add(t.swarms_by_health[state(s)], sign);
+    add(t.peers_by_health[state(s)], sign * peers(s));
+    for (int i = 0; i < health_reason_count; ++i)
+      if ((s.reasons & (1u << i)) != 0) add(t.unhealthy_by_reason[i], sign);
+  };
+  if (from.running && to.running && from.health == to.health && from.reasons == to.reasons) {
+    add(t.peers_by_health[state(to)], peers(to) - peers(from));
+  } else {
+    place(from, -1);
+    place(to, 1);
+  }
+  add(t.seeders, to.seeders - from.seeders);
+  add(t.leechers, to.leechers - from.leechers);
+  add(t.partial_seeds, to.partial_seeds - from.partial_seeds);
+  add(t.peers_ipv4, to.peers_ipv4 - from.peers_ipv4);
+  add(t.peers_ipv6, to.peers_ipv6 - from.peers_ipv6);
+}
+
+swarm_state::~swarm_state() {
+  if (totals) move_share(*totals, published, swarm_share{});
+}
 
 void reset_result(announce_result& r) {
   r.stats = {};
@@ -137,6 +204,8 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
     st.totals = reg->totals();
   }
   skip_totals(st);
+  // A restarted or installed swarm starts with peers: counted from now.
+  publish_share(st);
   st.core->set_probing(static_cast<bool>(st.prober));
   // A new swarm is empty until its first announce: if that never comes (a
   // route() whose request failed), the swarm still ends after idle_lifetime.
@@ -213,6 +282,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
       [self](caf::migrate_atom, caf::put_atom, const swarm_snapshot& s) {
         merge_snapshot(*self->state.core, s, self->clock().now());
         skip_totals(self->state);
+        publish_share(self->state);
       },
       // -- the prober's answers ---------------------------------------------------
       [self](probe_atom, const probe_result& r) {
@@ -234,6 +304,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
         auto& st = self->state;
         const auto now = self->clock().now();
         const auto r = st.core->sweep(now);
+        publish_share(st);
         if (!r.cycle_done) {
           // More to examine: continue behind whatever is queued now, so a
           // big table never holds up announces for a whole cycle.
@@ -255,6 +326,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
       [self](caf::tick_atom) {
         auto& st = self->state;
         auto changed = st.core->tick(self->clock().now());
+        publish_share(st);
         if (changed && st.supervisor) {
           self->send(st.supervisor, health_atom::value, st.core->hash(), *changed);
         }

@@ -77,6 +77,7 @@
 /// into messages of at most `sweep_batch` peers, each sent to itself so that
 /// queued announces are served between them.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -103,7 +104,56 @@ struct swarm_totals {
   std::atomic<std::uint64_t> repeats{0};
   /// `swarm_core_counters::early` of every swarm, since start.
   std::atomic<std::uint64_t> early{0};
+  /// `swarm_core_counters::banned` and `refused` (min interval) of every
+  /// swarm, since start.
+  std::atomic<std::uint64_t> banned{0};
+  std::atomic<std::uint64_t> refused{0};
+  /// Completed downloads (`event=completed`) of every swarm, since start.
+  std::atomic<std::uint64_t> completed{0};
+
+  /// Gauges: the sum of the `swarm_share` of every swarm actor running now.
+  /// Each actor adds the change of its share after every announce, sweep,
+  /// health tick and merge, and takes its whole share back when it ends
+  /// (quits, crashes, moves away), so the node's totals need no walk over
+  /// the swarms however many there are.
+  static constexpr std::size_t health_states = 4;  ///< swarm_health values
+  std::array<std::atomic<std::int64_t>, health_states> swarms_by_health{};
+  /// Seeders + leechers of the swarms in each health state.
+  std::array<std::atomic<std::int64_t>, health_states> peers_by_health{};
+  /// Degraded or critical swarms per `health_reason` bit.
+  std::array<std::atomic<std::int64_t>, health_reason_count> unhealthy_by_reason{};
+  std::atomic<std::int64_t> seeders{0};
+  /// Leechers, partial seeds included (as scrape's `incomplete`).
+  std::atomic<std::int64_t> leechers{0};
+  std::atomic<std::int64_t> partial_seeds{0};
+  std::atomic<std::int64_t> peers_ipv4{0};
+  std::atomic<std::int64_t> peers_ipv6{0};
 };
+
+/// What one swarm actor counts in `swarm_totals`' gauges.
+struct swarm_share {
+  bool running = false;  ///< counted at all (false: an actor that ended)
+  swarm_health health = swarm_health::unevaluated;
+  std::uint32_t reasons = 0;  ///< only while degraded or critical
+  std::int64_t seeders = 0;
+  std::int64_t leechers = 0;
+  std::int64_t partial_seeds = 0;
+  std::int64_t peers_ipv4 = 0;
+  std::int64_t peers_ipv6 = 0;
+
+  /// The share of a running swarm on `core`.
+  static swarm_share of(const swarm_core& core) noexcept;
+  friend bool operator==(const swarm_share& a, const swarm_share& b) noexcept {
+    return a.running == b.running && a.health == b.health && a.reasons == b.reasons &&
+           a.seeders == b.seeders && a.leechers == b.leechers &&
+           a.partial_seeds == b.partial_seeds && a.peers_ipv4 == b.peers_ipv4 &&
+           a.peers_ipv6 == b.peers_ipv6;
+  }
+  friend bool operator!=(const swarm_share& a, const swarm_share& b) noexcept { return !(a == b); }
+};
+
+/// Moves `t`'s gauges from `from` to `to` (what changed only).
+void move_share(swarm_totals& t, const swarm_share& from, const swarm_share& to) noexcept;
 
 /// What a swarm needs from whoever tracks it (the directory): a way to
 /// leave, and (for the supervisor) a way to put a restarted actor in place.
@@ -155,6 +205,17 @@ struct swarm_state {
   /// adds after every announce), and a migrated one on its old node.
   std::uint64_t added_repeats = 0;
   std::uint64_t added_early = 0;
+  std::uint64_t added_banned = 0;
+  std::uint64_t added_refused = 0;
+  std::uint64_t added_completed = 0;
+  /// This actor's share in `totals`' gauges now.
+  swarm_share published;
+
+  swarm_state() = default;
+  swarm_state(const swarm_state&) = delete;
+  swarm_state& operator=(const swarm_state&) = delete;
+  /// Takes the actor's share back from the node's gauges, however it ended.
+  ~swarm_state();
 };
 
 using swarm_actor_ptr = local_swarm_actor::stateful_pointer<swarm_state>;

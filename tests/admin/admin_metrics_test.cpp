@@ -13,8 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <spdlog/spdlog.h>
+
+#include "admin/admin_auth.hpp"
 #include "admin/admin_exposition.hpp"
+#include "admin/admin_log.hpp"
 #include "admin/admin_metrics.hpp"
+#include "admin/admin_process_metrics.hpp"
 #include "admin/admin_routes.hpp"
 #include "admin/admin_state.hpp"
 #include "caf_fixture.hpp"
@@ -172,6 +177,149 @@ TEST_F(AdminActor, RoutesJobsToHandlers) {
   EXPECT_EQ(ask("GET", "/api/events").status, 200u);
   EXPECT_EQ(ask("POST", "/api/swarms/" + test::ih(7).hex() + "/remediation/start").status, 503u);
   EXPECT_EQ(ask("POST", "/api/node").status, 405u);
+}
+
+/// The value of the sample `key` (name and labels) in `text`; -1 if absent.
+double sample_of(const std::string& text, const std::string& key) {
+  std::istringstream in{text};
+  for (std::string line; std::getline(in, line);)
+    if (line.compare(0, key.size() + 1, key + " ") == 0)
+      return std::stod(line.substr(key.size() + 1));
+  return -1;
+}
+
+TEST_F(AdminActor, MetricsCountEverySwarmNotOnlyTheFanOut) {
+  // The swarm families come from the node-wide totals: a fan-out limit of
+  // one swarm does not cap them.
+  state->cfg.max_fanout = 1;
+  for (int i = 1; i <= 5; ++i) dir->route(test::ih(i));
+  run();
+  auto r = ask("GET", "/metrics");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(sample_of(r.body, R"(swarmkeeper_swarms{health="unevaluated"})"), 5) << r.body;
+  EXPECT_EQ(sample_of(r.body, R"(swarmkeeper_swarms{health="healthy"})"), 0);
+  EXPECT_EQ(sample_of(r.body, R"(swarmkeeper_peers_by_role{role="seeder"})"), 0);
+  // An ended swarm takes its share back.
+  ASSERT_TRUE(dir->end_swarm(test::ih(3)));
+  run();
+  r = ask("GET", "/metrics");
+  EXPECT_EQ(sample_of(r.body, R"(swarmkeeper_swarms{health="unevaluated"})"), 4) << r.body;
+}
+
+TEST_F(AdminActor, MetricsHaveBuildInfoAndTheStandardProcessFamilies) {
+  const auto r = ask("GET", "/metrics");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(sample_of(r.body, R"(swarmkeeper_build_info{version="test"})"), 1) << r.body;
+  for (const char* name : {"process_cpu_seconds_total", "process_resident_memory_bytes",
+                           "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+                           "process_start_time_seconds"})
+    EXPECT_GE(sample_of(r.body, name), 0) << name << " missing:\n" << r.body;
+  EXPECT_NE(r.body.find("# TYPE process_cpu_seconds_total counter\n"), std::string::npos);
+  EXPECT_GT(sample_of(r.body, "process_open_fds"), 0);
+  EXPECT_GE(sample_of(r.body, "process_virtual_memory_bytes"),
+            sample_of(r.body, "process_resident_memory_bytes"));
+  // No transport, prober or cluster here: their families are left out.
+  EXPECT_EQ(r.body.find("swarmkeeper_probes_total"), std::string::npos);
+  EXPECT_EQ(r.body.find("swarmkeeper_cluster_members"), std::string::npos);
+  EXPECT_EQ(r.body.find("swarmkeeper_resident_memory_bytes"), std::string::npos);
+}
+
+TEST(ProcessMetrics, ParsesProcStatFromTheLastParenthesis) {
+  // A command with blanks and parentheses; utime 250, stime 50 ticks,
+  // starttime 1000 ticks, vsize 8192, rss 3 pages.
+  const std::string stat =
+      "4242 (sk (a) b) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0 9 0 1000 8192 3 18446744073709551615";
+  proc_stat st;
+  ASSERT_TRUE(parse_proc_stat(stat, 100, 4096, st));
+  EXPECT_DOUBLE_EQ(st.cpu_seconds, 3.0);
+  EXPECT_DOUBLE_EQ(st.start_seconds_since_boot, 10.0);
+  EXPECT_DOUBLE_EQ(st.virtual_bytes, 8192);
+  EXPECT_DOUBLE_EQ(st.resident_bytes, 3 * 4096);
+  EXPECT_FALSE(parse_proc_stat("4242 (sk) S 1 2 3", 100, 4096, st));
+  EXPECT_FALSE(parse_proc_stat("no parenthesis", 100, 4096, st));
+}
+
+TEST(AdminAuthorize, TheMetricsTokenMayOnlyGetMetrics) {
+  const std::string admin = "admin-token-0123456789";
+  const std::string metrics = "metrics-token-0123456789";
+  auto as = [&](const std::string& token, const char* method, const char* target,
+                const std::string& configured_metrics_token) {
+    return authorize(method, target, token.empty() ? "" : "Bearer " + token, admin,
+                     configured_metrics_token)
+        .status;
+  };
+  // The admin token: everything.
+  EXPECT_EQ(as(admin, "GET", "/metrics", metrics), 0u);
+  EXPECT_EQ(as(admin, "PUT", "/api/log/level", metrics), 0u);
+  EXPECT_EQ(as(admin, "POST", "/api/bans", metrics), 0u);
+  // The metrics token: GET /metrics (with or without a query), else 403.
+  EXPECT_EQ(as(metrics, "GET", "/metrics", metrics), 0u);
+  EXPECT_EQ(as(metrics, "GET", "/metrics?x=1", metrics), 0u);
+  EXPECT_EQ(as(metrics, "POST", "/metrics", metrics), 403u);
+  EXPECT_EQ(as(metrics, "GET", "/metrics/", metrics), 403u);
+  EXPECT_EQ(as(metrics, "GET", "/api/node", metrics), 403u);
+  EXPECT_EQ(as(metrics, "POST", "/api/bans", metrics), 403u);
+  EXPECT_EQ(as(metrics, "PUT", "/api/log/level", metrics), 403u);
+  EXPECT_STREQ(authorize("GET", "/api/node", "Bearer " + metrics, admin, metrics).message,
+               "the metrics token may only GET /metrics");
+  // Without a configured metrics token it is just a wrong token.
+  EXPECT_EQ(as(metrics, "GET", "/metrics", ""), 401u);
+  EXPECT_EQ(as("", "GET", "/metrics", metrics), 401u);
+  EXPECT_EQ(as("metrics-token-012345678", "GET", "/metrics", metrics), 401u);
+  EXPECT_EQ(authorize("GET", "/metrics", "Basic " + metrics, admin, metrics).status, 401u);
+}
+
+TEST_F(AdminActor, LogLevelChangesAtRunTimeAndBadInputIsA400) {
+  const auto before = spdlog::default_logger_raw()->level();
+  spdlog::set_level(spdlog::level::info);
+  auto r = ask("GET", "/api/log/level");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(nlohmann::json::parse(r.body)["level"], "info");
+
+  r = ask("PUT", "/api/log/level", R"({"level":"debug"})");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto j = nlohmann::json::parse(r.body);
+  EXPECT_EQ(j["level"], "debug");
+  EXPECT_EQ(j["previous"], "info");
+  EXPECT_EQ(spdlog::default_logger_raw()->level(), spdlog::level::debug);
+  r = ask("GET", "/api/node");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(nlohmann::json::parse(r.body)["log"]["level"], "debug");
+
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"level":"loud"})",
+       "unknown log level \"loud\" (one of trace, debug, info, warn, "
+       "error, critical, off)"},
+      {R"({"level":"warning"})", "unknown log level \"warning\""},
+      {R"({"level":3})", "body needs a string field \"level\""},
+      {R"({})", "body needs a string field \"level\""},
+      {R"(["debug"])", "body must be a JSON object"},
+      {"debug", "body must be a JSON object"},
+      {"", "body must be a JSON object"},
+  };
+  for (const auto& [body, message] : bad) {
+    r = ask("PUT", "/api/log/level", body);
+    EXPECT_EQ(r.status, 400u) << body;
+    const auto e = nlohmann::json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(e.is_object()) << r.body;
+    EXPECT_EQ(e["error"].get<std::string>().rfind(message, 0), 0u) << body << ": " << r.body;
+  }
+  // A refused change changes nothing.
+  EXPECT_EQ(spdlog::default_logger_raw()->level(), spdlog::level::debug);
+  EXPECT_EQ(ask("POST", "/api/log/level", R"({"level":"info"})").status, 405u);
+  spdlog::set_level(before);
+}
+
+TEST(AdminLog, LevelNamesAreTheConfigsAndSpdlogs) {
+  for (const auto& name : log_level_names()) {
+    const auto level = parse_log_level(name);
+    ASSERT_TRUE(level.has_value()) << name;
+    EXPECT_EQ(log_level_names()[static_cast<std::size_t>(*level)], name);
+  }
+  EXPECT_EQ(parse_log_level("warn"), spdlog::level::warn);
+  EXPECT_EQ(parse_log_level("off"), spdlog::level::off);
+  EXPECT_FALSE(parse_log_level("Warn").has_value());
+  EXPECT_FALSE(parse_log_level("").has_value());
 }
 
 }  // namespace

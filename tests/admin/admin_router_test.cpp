@@ -132,7 +132,7 @@ TEST(AdminRoutes, EveryEndpointIsReachedByItsOwnRow) {
     ASSERT_EQ(m.outcome, route_outcome::found) << r.method << ' ' << path;
     EXPECT_EQ(m.row, &r) << r.method << ' ' << path;
   }
-  EXPECT_EQ(rows.size(), 19u);
+  EXPECT_EQ(rows.size(), 21u);
 }
 
 TEST(AdminRoutes, PathsAndMethodsAsTheApiDocumentsThem) {
@@ -178,6 +178,10 @@ TEST(AdminRoutes, PathsAndMethodsAsTheApiDocumentsThem) {
       {"POST", "/api/access/" + hash40 + "/allow", found, ""},
       {"POST", "/api/access/" + hash40 + "/grant", missing, ""},
       {"GET", "/api/access/" + hash40 + "/deny", wrong, "POST"},
+      {"PUT", "/api/log/level", found, ""},
+      {"GET", "/api/log/level", found, ""},
+      {"POST", "/api/log/level", wrong, "GET or PUT"},
+      {"PUT", "/api/log", missing, ""},
   };
   for (const auto& c : cases) {
     const auto m = admin_routes().match(c.method, c.path);
