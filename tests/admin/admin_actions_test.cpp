@@ -16,7 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "admin_client.hpp"
+#include "announces.hpp"
 #include "harness.hpp"
+#include "udp_tracker_client.hpp"
 
 namespace sk::test {
 namespace {
@@ -25,16 +27,7 @@ using json = nlohmann::json;
 
 const std::string& token = admin_test_token;
 
-// -- BEP 15 by hand (the test must not share the daemon's encoder) -----------
-
-void put_be(std::string& out, std::uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-std::uint64_t get_be(const std::string& in, std::size_t at, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v = v << 8 | static_cast<unsigned char>(in[at + i]);
-  return v;
-}
+// -- one UDP announce -------------------------------------------------------------
 
 /// What a UDP announce got: the action (1 announce, 3 error) and, for an
 /// error, its text.
@@ -43,37 +36,24 @@ struct udp_answer {
   std::string error;
 };
 
-udp_answer udp_announce(std::uint16_t port, const std::string& hash, const std::string& peer_id) {
-  udp_client c{"127.0.0.1", port, 5000ms};
-  std::string connect;
-  put_be(connect, 0x41727101980ULL, 8);
-  put_be(connect, 0, 4);
-  put_be(connect, 0x1234, 4);
-  auto cr = c.exchange(connect);
-  EXPECT_TRUE(cr && cr->size() == 16) << "no connect reply";
-  if (!cr || cr->size() != 16) return {};
-  const std::uint64_t cid = get_be(*cr, 8, 8);
-  std::string a;
-  put_be(a, cid, 8);
-  put_be(a, 1, 4);
-  put_be(a, 0x5678, 4);
-  a += hash;
-  a += peer_id;
-  put_be(a, 0, 8);     // downloaded
-  put_be(a, 1000, 8);  // left
-  put_be(a, 0, 8);     // uploaded
-  put_be(a, 2, 4);     // event started
-  put_be(a, 0, 4);     // ip
-  put_be(a, 7, 4);     // key
-  put_be(a, 50, 4);    // num_want
-  put_be(a, 6881, 2);
-  auto ar = c.exchange(a);
-  EXPECT_TRUE(ar && ar->size() >= 8) << "no announce reply";
-  if (!ar || ar->size() < 8) return {};
+/// One UDP announce (started, 1000 bytes left, numwant 50) of raw 20-byte
+/// `hash` by `peer` on port 6881.
+udp_answer udp_announce(std::uint16_t port, const std::string& hash, const std::string& peer) {
+  udp_tracker_client c{port, "127.0.0.1", 5000ms};
   udp_answer out;
-  out.action = static_cast<std::uint32_t>(get_be(*ar, 0, 4));
-  EXPECT_EQ(get_be(*ar, 4, 4), 0x5678u);
-  if (out.action == 3) out.error = ar->substr(8);
+  try {
+    c.connect();
+    announce_request a = announce_of(info_hash::from_bytes(hash), peer_id::from_bytes(peer),
+                                     6881, 1000, announce_event::started);
+    a.numwant = 50;
+    std::string bytes;
+    const udp_response r = c.announce(a, bytes);
+    EXPECT_EQ(r.transaction, c.last_transaction());
+    out.action = static_cast<std::uint32_t>(r.action);
+    if (r.action == udp_action::error) out.error = std::string(r.message);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
   return out;
 }
 
@@ -171,7 +151,7 @@ TEST_F(AdminActions, BanRefusesOverHttpAndUdpAndUnbanAcceptsAgain) {
   const auto u = udp_announce(daemon_.udp_port(), hash, peer_udp);
   EXPECT_EQ(u.action, 3u);
   EXPECT_EQ(u.error, "XY 0.0.1 corrupts data");
-  EXPECT_GE(metric(R"(swarmkeeper_refusals_total{reason="ban"})"), 3);
+  EXPECT_GE(metric("swarmkeeper_ban_refusals_total"), 3);
   EXPECT_GE(metric(R"(swarmkeeper_tracker_requests_total{transport="http",outcome="announce_refused"})"), 2);
   EXPECT_GE(metric(R"(swarmkeeper_tracker_requests_total{transport="udp",outcome="announce_refused"})"), 1);
 
@@ -221,12 +201,12 @@ TEST_F(AdminActions, DenyModeRefusesHttpAndUdpAndCreatesNoSwarm) {
   auto s = http_get(daemon_.port(), scrape_target({other}));
   ASSERT_EQ(s.status, 200);
   EXPECT_EQ(s.body, "d5:filesdee") << s.body;
-  // Both transports' access refusals: 2 over HTTP, 1 over UDP.
-  EXPECT_GE(metric(R"(swarmkeeper_refusals_total{reason="access"})"), 3);
+  EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="http",request="announce"})"), 2);
+  EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="udp",request="announce"})"), 1);
   // An access-list refusal is "denied", never counted as a swarm's refusal.
   EXPECT_EQ(metric(R"(swarmkeeper_tracker_requests_total{transport="udp",outcome="announce_denied"})"), 1);
   EXPECT_EQ(metric(R"(swarmkeeper_tracker_requests_total{transport="udp",outcome="announce_refused"})"), 0);
-  EXPECT_GE(metric("swarmkeeper_scrape_hashes_denied_total"), 1);
+  EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="http",request="scrape"})"), 1);
 
   // Allow it again (deny mode: removed from the list, and from the file).
   r = request("POST", "/api/access/" + hex_of(other) + "/allow");

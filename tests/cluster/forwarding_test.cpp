@@ -21,6 +21,7 @@
 #include "cluster/remote_calls.hpp"
 #include "cluster/view.hpp"
 #include "runtime/directory.hpp"
+#include "announces.hpp"
 
 namespace sk::cluster {
 namespace {
@@ -65,17 +66,12 @@ info_hash hash_owned_by(const std::string& owner, const cluster_view& v, std::ui
   }
 }
 
+/// Peer `i` (every id byte `i`; 10.0.0.i, port 7000 + i) starts on `h`.
 swarm_announce announce_for(const info_hash& h, std::uint32_t i) {
-  swarm_announce a;
-  a.request.hash = h;
-  a.request.id.bytes.fill(static_cast<std::uint8_t>(i));
-  a.request.port = static_cast<std::uint16_t>(7000 + i);
-  a.request.left = 10;
-  a.request.compact = true;
-  a.request.event = announce_event::started;
-  a.peer.ip = ip_address::make_v4(0x0a000000u + i);
-  a.peer.port = a.request.port;
-  return a;
+  peer_id id;
+  id.bytes.fill(static_cast<std::uint8_t>(i));
+  const endpoint from{ip_address::make_v4(0x0a000000u + i), static_cast<std::uint16_t>(7000 + i)};
+  return test::swarm_announce_of(h, id, from, 10, announce_event::started);
 }
 
 /// A ticket whose outcome a test thread waits for: the result,

@@ -13,6 +13,7 @@
 
 #include <caf/all.hpp>
 
+#include "announces.hpp"
 #include "caf_fixture.hpp"
 #include "cluster/cluster_messages.hpp"
 #include "cluster/node.hpp"
@@ -34,13 +35,9 @@ swarm_snapshot snapshot_with_peers(const info_hash& h, std::uint32_t n, health_t
   swarm_core core(h, test::short_config(5), 1);
   announce_result res;
   for (std::uint32_t i = 0; i < n; ++i) {
-    swarm_announce a;
-    a.request.hash = h;
-    a.request.id = test::pid(i + 1);
-    a.request.port = static_cast<std::uint16_t>(6000 + i);
-    a.request.left = 10;
-    a.request.event = announce_event::started;
-    a.peer = test::v4(10, 0, 0, static_cast<std::uint8_t>(i + 1), a.request.port);
+    const auto a = test::swarm_announce_of(
+        h, i + 1, test::v4(10, 0, 0, static_cast<std::uint8_t>(i + 1), 6000 + i), 10,
+        announce_event::started);
     reset_result(res);
     EXPECT_TRUE(core.announce(a, now, res));
   }

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "announces.hpp"
 #include "tracker/access_list.hpp"
 
 namespace sk {
@@ -206,10 +207,7 @@ class Gateway : public ::testing::Test {
   }
 
   announce_request request(char c, std::uint16_t port = 6881) {
-    announce_request r;
-    r.hash = hash_of(c);
-    r.port = port;
-    return r;
+    return test::announce_of(hash_of(c), peer_id{}, port, 0);
   }
 
   std::shared_ptr<test_announce_reply> announce_reply_() {

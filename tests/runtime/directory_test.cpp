@@ -12,10 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "announces.hpp"
 #include "caf_fixture.hpp"
 #include "runtime/swarm_actor.hpp"
 #include "test_util.hpp"
-#include "ticket_util.hpp"
+#include "tickets.hpp"
 
 namespace sk {
 namespace {
@@ -25,18 +26,6 @@ using test::pid;
 using test::v4;
 
 swarm_config short_config() { return test::short_config(7); }
-
-swarm_announce make_announce(const info_hash& h, std::uint64_t peer, const endpoint& ep,
-                             announce_event ev = announce_event::started) {
-  swarm_announce a;
-  a.request.hash = h;
-  a.request.id = pid(peer);
-  a.request.port = ep.port;
-  a.request.left = 1;
-  a.request.event = ev;
-  a.peer = ep;
-  return a;
-}
 
 class Directory : public test::caf_fixture {
  protected:
@@ -67,7 +56,9 @@ TEST_F(Directory, RouteSpawnsOnceAndFindNeverSpawns) {
   EXPECT_EQ(dir->size(), 2u);
   run();
   // The routed actor is the swarm of that hash: it serves announces.
-  auto r = test::announce_by_ticket(a, make_announce(h1, 1, v4(10, 0, 0, 1, 1)), [this] { run(); });
+  auto r = test::announce_by_ticket(
+      a, test::swarm_announce_of(h1, 1, v4(10, 0, 0, 1, 1), 1, announce_event::started),
+      [this] { run(); });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->stats.incomplete, 1);
   EXPECT_EQ(r->interval, 60);
@@ -118,11 +109,13 @@ TEST_F(Directory, IdleSwarmLeavesTheDirectoryAndRouteSpawnsAFreshOne) {
   auto first = dir->route(h);
   run();
   watch(first);
-  auto r =
-      test::announce_by_ticket(first, make_announce(h, 1, v4(10, 0, 0, 1, 1)), [this] { run(); });
+  auto r = test::announce_by_ticket(
+      first, test::swarm_announce_of(h, 1, v4(10, 0, 0, 1, 1), 1, announce_event::started),
+      [this] { run(); });
   ASSERT_TRUE(r);
   r = test::announce_by_ticket(
-      first, make_announce(h, 1, v4(10, 0, 0, 1, 1), announce_event::stopped), [this] { run(); });
+      first, test::swarm_announce_of(h, 1, v4(10, 0, 0, 1, 1), 1, announce_event::stopped),
+      [this] { run(); });
   ASSERT_TRUE(r);
   advance(seconds(95));
   EXPECT_EQ(dir->find(h), first);
@@ -131,8 +124,9 @@ TEST_F(Directory, IdleSwarmLeavesTheDirectoryAndRouteSpawnsAFreshOne) {
   EXPECT_FALSE(dir->find(h));
   EXPECT_EQ(dir->size(), 0u);
   // A request that raced with the ending gets request_receiver_down...
-  auto late =
-      test::announce_by_ticket(first, make_announce(h, 2, v4(10, 0, 0, 2, 1)), [this] { run(); });
+  auto late = test::announce_by_ticket(
+      first, test::swarm_announce_of(h, 2, v4(10, 0, 0, 2, 1), 1, announce_event::started),
+      [this] { run(); });
   ASSERT_FALSE(late);
   EXPECT_EQ(late.error(), caf::sec::request_receiver_down);
   // ...and routing again yields a new, working swarm.
@@ -140,7 +134,9 @@ TEST_F(Directory, IdleSwarmLeavesTheDirectoryAndRouteSpawnsAFreshOne) {
   ASSERT_TRUE(second);
   EXPECT_NE(second, first);
   run();
-  r = test::announce_by_ticket(second, make_announce(h, 2, v4(10, 0, 0, 2, 1)), [this] { run(); });
+  r = test::announce_by_ticket(
+      second, test::swarm_announce_of(h, 2, v4(10, 0, 0, 2, 1), 1, announce_event::started),
+      [this] { run(); });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->stats.incomplete, 1);
 }
@@ -178,8 +174,9 @@ TEST_F(Directory, EndSwarmStopsItAndDropsItsEntry) {
   const auto h = test::ih(0x31);
   auto swarm = dir->route(h);
   run();
-  ASSERT_TRUE(
-      test::announce_by_ticket(swarm, make_announce(h, 1, v4(10, 0, 0, 1, 1)), [this] { run(); }));
+  ASSERT_TRUE(test::announce_by_ticket(
+      swarm, test::swarm_announce_of(h, 1, v4(10, 0, 0, 1, 1), 1, announce_event::started),
+      [this] { run(); }));
   watch(swarm);
   EXPECT_TRUE(dir->end_swarm(h));
   EXPECT_FALSE(dir->find(h)) << "gone at once, before the actor has even run";
@@ -193,8 +190,9 @@ TEST_F(Directory, EndSwarmStopsItAndDropsItsEntry) {
   // Its peers went with it: a new swarm of the hash starts empty.
   auto fresh = dir->route(h);
   run();
-  auto r =
-      test::announce_by_ticket(fresh, make_announce(h, 2, v4(10, 0, 0, 2, 1)), [this] { run(); });
+  auto r = test::announce_by_ticket(
+      fresh, test::swarm_announce_of(h, 2, v4(10, 0, 0, 2, 1), 1, announce_event::started),
+      [this] { run(); });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->stats.incomplete, 1);
 }
@@ -213,7 +211,7 @@ TEST_F(Directory, RepeatAndEarlyCountsAddUpNodeWideAndOutliveTheirSwarm) {
   };
   dir->route(h);
   run();
-  const auto first = make_announce(h, 1, v4(10, 0, 0, 1, 1));
+  const auto first = test::swarm_announce_of(h, 1, v4(10, 0, 0, 1, 1), 1, announce_event::started);
   announce(first);
   announce(first);  // the same announce again at once: a repeat
   advance(seconds(10));
@@ -262,8 +260,9 @@ TEST_F(Directory, SupervisedSwarmsAreRestartedInPlace) {
   const auto h = test::ih(9);
   auto first = dir->route(h);
   run();
-  ASSERT_TRUE(
-      test::announce_by_ticket(first, make_announce(h, 1, v4(10, 0, 0, 1, 1)), [this] { run(); }));
+  ASSERT_TRUE(test::announce_by_ticket(
+      first, test::swarm_announce_of(h, 1, v4(10, 0, 0, 1, 1), 1, announce_event::started),
+      [this] { run(); }));
   watch(first);
   caf::anon_send(first, crash_atom::value);
   run();
@@ -272,8 +271,9 @@ TEST_F(Directory, SupervisedSwarmsAreRestartedInPlace) {
   ASSERT_TRUE(second);
   EXPECT_NE(second, first);
   EXPECT_EQ(dir->size(), 1u);
-  auto r =
-      test::announce_by_ticket(second, make_announce(h, 2, v4(10, 0, 0, 2, 1)), [this] { run(); });
+  auto r = test::announce_by_ticket(
+      second, test::swarm_announce_of(h, 2, v4(10, 0, 0, 2, 1), 1, announce_event::started),
+      [this] { run(); });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->stats.incomplete, 2) << "the first peer survived the crash";
   // stop_all ends the supervisor too.
@@ -341,14 +341,14 @@ TEST(DirectoryConcurrency, ConcurrentRoutesOfTheSameHashGetTheSameActor) {
       }
     }
     // The swarms work on the real scheduler too.
-    caf::scoped_actor self{sys};
     const auto h = test::ih(0, 1);
-    bool answered = false;
-    self->request(dir.find(h), seconds(10), announce_atom::value,
-                  make_announce(h, 1, v4(10, 0, 0, 1, 1)))
-        .receive([&](announce_result& r) { answered = r.stats.incomplete == 1; },
-                 [&](caf::error& err) { ADD_FAILURE() << sys.render(err); });
-    EXPECT_TRUE(answered);
+    auto r = test::announce_and_wait(
+        dir.find_swarm(h),
+        test::swarm_announce_of(h, 1, v4(10, 0, 0, 1, 1), 1, announce_event::started));
+    EXPECT_TRUE(r) << sys.render(r.error());
+    if (r) {
+      EXPECT_EQ(r->stats.incomplete, 1);
+    }
     dir.stop_all();
   }
   // ~actor_system waits for the swarms, which stop_all() ended.

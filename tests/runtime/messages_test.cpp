@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "announces.hpp"
 #include "serialization.hpp"
 #include "test_util.hpp"
 
@@ -31,15 +32,10 @@ struct Messages : ::testing::Test {
 };
 
 swarm_announce sample_announce(bool with_claimed_ip) {
-  swarm_announce a;
-  a.request.hash = test::ih(0xab, 7);
-  a.request.id = pid(42);
-  a.request.port = 6881;
+  swarm_announce a = test::swarm_announce_of(test::ih(0xab, 7), pid(42), v4(192, 0, 2, 1, 6881),
+                                             999, announce_event::completed);
   a.request.uploaded = 1ULL << 40;
   a.request.downloaded = 12345;
-  a.request.left = 999;
-  a.request.numwant = -1;
-  a.request.event = announce_event::completed;
   a.request.compact = false;
   a.request.no_peer_id = true;
   a.request.key = std::string("k\0y", 3);
@@ -47,7 +43,6 @@ swarm_announce sample_announce(bool with_claimed_ip) {
   if (with_claimed_ip) {
     a.request.claimed_ip = v6(1, 2, 0).ip;
   }
-  a.peer = v4(192, 0, 2, 1, 6881);
   a.own_family_only = true;
   return a;
 }

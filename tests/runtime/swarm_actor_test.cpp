@@ -8,9 +8,10 @@
 #include <memory>
 #include <vector>
 
+#include "announces.hpp"
 #include "caf_fixture.hpp"
 #include "test_util.hpp"
-#include "ticket_util.hpp"
+#include "tickets.hpp"
 
 namespace sk {
 namespace {
@@ -23,18 +24,10 @@ using test::v6;
 
 swarm_config short_config() { return test::short_config(1); }
 
-swarm_announce make_announce(const info_hash& h, std::uint64_t peer, const endpoint& ep,
-                             std::uint64_t left, announce_event ev = announce_event::none,
-                             bool compact_reply = true, std::int32_t numwant = -1) {
-  swarm_announce a;
-  a.request.hash = h;
-  a.request.id = pid(peer);
-  a.request.port = ep.port;
-  a.request.left = left;
-  a.request.event = ev;
+/// `a` asking for a compact reply or not, and for `numwant` peers.
+swarm_announce asking(swarm_announce a, bool compact_reply, std::int32_t numwant = -1) {
   a.request.compact = compact_reply;
   a.request.numwant = numwant;
-  a.peer = ep;
   return a;
 }
 
@@ -78,7 +71,7 @@ TEST_F(SwarmActor, AnnounceRepliesWithCountsIntervalsAndPeers) {
   auto swarm = spawn();
   const endpoint a_ep = v4(10, 0, 0, 1, 6881);
   const endpoint b_ep = v6(0, 2, 6882);
-  auto r = announce(swarm, make_announce(hash, 1, a_ep, 100, announce_event::started));
+  auto r = announce(swarm, test::swarm_announce_of(hash, 1, a_ep, 100, announce_event::started));
   EXPECT_EQ(r.interval, 60);
   EXPECT_EQ(r.min_interval, 30);
   EXPECT_EQ(r.stats.complete, 0);
@@ -86,7 +79,7 @@ TEST_F(SwarmActor, AnnounceRepliesWithCountsIntervalsAndPeers) {
   EXPECT_TRUE(r.peers4.empty());  // alone: never itself
   EXPECT_TRUE(r.peers6.empty());
 
-  r = announce(swarm, make_announce(hash, 2, b_ep, 0, announce_event::started));
+  r = announce(swarm, test::swarm_announce_of(hash, 2, b_ep, 0, announce_event::started));
   EXPECT_EQ(r.stats.complete, 1);
   EXPECT_EQ(r.stats.incomplete, 1);
   EXPECT_EQ(r.peers4, compact(a_ep));
@@ -94,19 +87,21 @@ TEST_F(SwarmActor, AnnounceRepliesWithCountsIntervalsAndPeers) {
   EXPECT_TRUE(r.peers.empty());
 
   // Compact request from A: B is IPv6, so it comes in peers6.
-  r = announce(swarm, make_announce(hash, 1, a_ep, 100));
+  r = announce(swarm, test::swarm_announce_of(hash, 1, a_ep, 100));
   EXPECT_TRUE(r.peers4.empty());
   EXPECT_EQ(r.peers6, compact(b_ep));
 
   // Non-compact: peers with ids.
-  r = announce(swarm, make_announce(hash, 1, a_ep, 50, announce_event::none, false));
+  r = announce(swarm,
+               asking(test::swarm_announce_of(hash, 1, a_ep, 50, announce_event::none), false));
   ASSERT_EQ(r.peers.size(), 1u);
   EXPECT_EQ(r.peers[0].id, pid(2));
   EXPECT_EQ(r.peers[0].ep, b_ep);
   EXPECT_TRUE(r.peers4.empty());
 
   // A completes: a seeder is never handed seeders (default adaptive policy).
-  r = announce(swarm, make_announce(hash, 1, a_ep, 0, announce_event::completed, false));
+  r = announce(swarm,
+               asking(test::swarm_announce_of(hash, 1, a_ep, 0, announce_event::completed), false));
   EXPECT_TRUE(r.peers.empty());
   EXPECT_EQ(r.stats.complete, 2);
   EXPECT_EQ(r.stats.incomplete, 0);
@@ -119,11 +114,13 @@ TEST_F(SwarmActor, NumwantIsHonouredAndCapped) {
   cfg.default_numwant = 3;
   auto swarm = spawn();
   for (std::uint8_t i = 0; i < 20; ++i) {
-    announce(swarm, make_announce(hash, i, v4(10, 0, 0, i, 1), 1, announce_event::started));
+    announce(swarm,
+             test::swarm_announce_of(hash, i, v4(10, 0, 0, i, 1), 1, announce_event::started));
   }
   auto peers_for = [&](std::int32_t numwant) {
-    return announce(swarm, make_announce(hash, 0, v4(10, 0, 0, 0, 1), 1, announce_event::none, true,
-                                         numwant))
+    return announce(swarm, asking(test::swarm_announce_of(hash, 0, v4(10, 0, 0, 0, 1), 1,
+                                                          announce_event::none),
+                                  true, numwant))
                .peers4.size() /
            6;
   };
@@ -135,9 +132,10 @@ TEST_F(SwarmActor, NumwantIsHonouredAndCapped) {
 
 TEST_F(SwarmActor, StoppedRemovesThePeerAndGetsNoPeers) {
   auto swarm = spawn();
-  announce(swarm, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
-  announce(swarm, make_announce(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
-  auto r = announce(swarm, make_announce(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::stopped));
+  announce(swarm, test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
+  announce(swarm, test::swarm_announce_of(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
+  auto r = announce(
+      swarm, test::swarm_announce_of(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::stopped));
   EXPECT_TRUE(r.peers4.empty());
   EXPECT_EQ(r.stats.incomplete, 1);
   auto s = scrape(swarm);
@@ -151,8 +149,9 @@ TEST_F(SwarmActor, ScrapeReportsCounts) {
   EXPECT_EQ(s.complete, 0);
   EXPECT_EQ(s.incomplete, 0);
   EXPECT_EQ(s.downloaded, 0);
-  announce(swarm, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 0, announce_event::completed));
-  announce(swarm, make_announce(hash, 2, v4(10, 0, 0, 2, 1), 9, announce_event::started));
+  announce(swarm,
+           test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 0, announce_event::completed));
+  announce(swarm, test::swarm_announce_of(hash, 2, v4(10, 0, 0, 2, 1), 9, announce_event::started));
   s = scrape(swarm);
   EXPECT_EQ(s.complete, 1);
   EXPECT_EQ(s.incomplete, 1);
@@ -161,8 +160,8 @@ TEST_F(SwarmActor, ScrapeReportsCounts) {
 
 TEST_F(SwarmActor, AnnounceForAnotherHashIsRefused) {
   auto swarm = spawn();
-  auto r = test::announce_by_ticket(swarm, make_announce(test::ih(0x22), 1, v4(10, 0, 0, 1, 1), 5),
-                                    [this] { run(); });
+  auto r = test::announce_by_ticket(
+      swarm, test::swarm_announce_of(test::ih(0x22), 1, v4(10, 0, 0, 1, 1), 5), [this] { run(); });
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), caf::sec::invalid_argument) << "the ticket failed";
   EXPECT_EQ(scrape(swarm).incomplete, 0);
@@ -172,17 +171,19 @@ TEST_F(SwarmActor, TheRequestFormOfAnAnnounceTakesTheTicketPath) {
   auto swarm = spawn();
   // Answered like a ticket: counts, peers, and the same refusal for another
   // info_hash.
-  auto r =
-      ask<announce_result>(swarm, announce_atom::value,
-                           make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
+  auto r = ask<announce_result>(
+      swarm, announce_atom::value,
+      test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
   ASSERT_TRUE(r) << sys->render(r.error());
   EXPECT_EQ(r->stats.incomplete, 1);
-  r = ask<announce_result>(swarm, announce_atom::value,
-                           make_announce(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
+  r = ask<announce_result>(
+      swarm, announce_atom::value,
+      test::swarm_announce_of(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->peers4, compact(v4(10, 0, 0, 1, 1)));
-  auto refused = ask<announce_result>(swarm, announce_atom::value,
-                                      make_announce(test::ih(0x22), 3, v4(10, 0, 0, 3, 1), 5));
+  auto refused =
+      ask<announce_result>(swarm, announce_atom::value,
+                           test::swarm_announce_of(test::ih(0x22), 3, v4(10, 0, 0, 3, 1), 5));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error(), caf::sec::invalid_argument);
   EXPECT_EQ(scrape(swarm).incomplete, 2);
@@ -194,7 +195,7 @@ TEST_F(SwarmActor, ATicketToAnEndedSwarmIsDroppedUnread) {
   caf::anon_send_exit(swarm, caf::exit_reason::user_shutdown);
   run();
   ASSERT_TRUE(exited(swarm));
-  auto r = test::announce_by_ticket(swarm, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5),
+  auto r = test::announce_by_ticket(swarm, test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5),
                                     [this] { run(); });
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), caf::sec::request_receiver_down);
@@ -205,9 +206,9 @@ TEST_F(SwarmActor, ATicketToAnEndedSwarmIsDroppedUnread) {
 
 TEST_F(SwarmActor, SweepTimerExpiresSilentPeers) {
   auto swarm = spawn();
-  announce(swarm, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
+  announce(swarm, test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
   advance(seconds(100));
-  announce(swarm, make_announce(hash, 2, v4(10, 0, 0, 2, 1), 0, announce_event::started));
+  announce(swarm, test::swarm_announce_of(hash, 2, v4(10, 0, 0, 2, 1), 0, announce_event::started));
   EXPECT_EQ(scrape(swarm).incomplete, 1);
   // Peer 1 was seen at 0: gone once a sweep runs at or after 150 (sweeps at
   // 10 s steps, so by 160). Peer 2 (seen at 100) stays until 250..260.
@@ -225,7 +226,8 @@ TEST_F(SwarmActor, SweepOfABigTableIsSplitButCompletes) {
   cfg.sweep_batch = 3;
   auto swarm = spawn();
   for (std::uint8_t i = 0; i < 50; ++i) {
-    announce(swarm, make_announce(hash, i, v4(10, 0, 1, i, 1), 1, announce_event::started));
+    announce(swarm,
+             test::swarm_announce_of(hash, i, v4(10, 0, 1, i, 1), 1, announce_event::started));
   }
   EXPECT_EQ(scrape(swarm).incomplete, 50);
   // One timer tick after the timeout: the continuation messages (17 batches
@@ -234,7 +236,8 @@ TEST_F(SwarmActor, SweepOfABigTableIsSplitButCompletes) {
   run();
   EXPECT_EQ(scrape(swarm).incomplete, 0);
   // The sweep chain is still alive: a new peer expires as well.
-  announce(swarm, make_announce(hash, 99, v4(10, 0, 2, 1, 1), 1, announce_event::started));
+  announce(swarm,
+           test::swarm_announce_of(hash, 99, v4(10, 0, 2, 1, 1), 1, announce_event::started));
   advance(seconds(170), seconds(10));
   EXPECT_EQ(scrape(swarm).incomplete, 0);
 }
@@ -243,7 +246,7 @@ TEST_F(SwarmActor, IdleSwarmEndsAndLeavesItsRegistry) {
   auto reg = std::make_shared<recording_registry>();
   auto swarm = spawn(reg);
   watch(swarm);
-  announce(swarm, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
+  announce(swarm, test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
   advance(seconds(200));  // never empty long enough: the peer lives to 150
   EXPECT_FALSE(exited(swarm));
   // Emptied by expiry at 150; empty for 100 s by 250 (+ one sweep period).
@@ -271,12 +274,12 @@ TEST_F(SwarmActor, IdleSwarmWhoseRegistryIsGoneStillEnds) {
 TEST_F(SwarmActor, StoppedLastPeerStartsTheIdleClockAndAnAnnounceStopsIt) {
   auto swarm = spawn();
   watch(swarm);
-  announce(swarm, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
+  announce(swarm, test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
   advance(seconds(10));
-  announce(swarm, make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::stopped));
+  announce(swarm, test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::stopped));
   advance(seconds(90));  // empty for 90 s
   // A new peer arrives just in time: the swarm lives on.
-  announce(swarm, make_announce(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
+  announce(swarm, test::swarm_announce_of(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
   advance(seconds(100));
   EXPECT_FALSE(exited(swarm));
   EXPECT_EQ(scrape(swarm).incomplete, 1);
@@ -295,13 +298,14 @@ TEST_F(SwarmActor, SwarmCoreWithoutCaf) {
   // The announce logic is also callable without an actor (simulator, tests).
   swarm_core core(hash, cfg, 1);
   announce_result out;
-  ASSERT_TRUE(core.announce(make_announce(hash, 1, v4(10, 0, 0, 1, 1), 0, announce_event::started),
-                            test::at(0), out));
+  ASSERT_TRUE(core.announce(
+      test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 0, announce_event::started), test::at(0),
+      out));
   EXPECT_EQ(out.stats.complete, 1);
   EXPECT_EQ(out.interval, 60);
   announce_result other;
-  EXPECT_FALSE(
-      core.announce(make_announce(test::ih(9), 2, v4(10, 0, 0, 2, 1), 0), test::at(0), other));
+  EXPECT_FALSE(core.announce(test::swarm_announce_of(test::ih(9), 2, v4(10, 0, 0, 2, 1), 0),
+                             test::at(0), other));
   EXPECT_EQ(core.table().size(), 1u);
 }
 
@@ -315,10 +319,11 @@ TEST_F(SwarmActor, TicketAnnounceIsServedAndScratchIsReset) {
   };
   auto swarm = spawn();
   auto t1 = std::make_shared<ticket>(
-      make_announce(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
+      test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
   auto t2 = std::make_shared<ticket>(
-      make_announce(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
-  auto bad = std::make_shared<ticket>(make_announce(test::ih(9), 3, v4(10, 0, 0, 3, 1), 5));
+      test::swarm_announce_of(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
+  auto bad =
+      std::make_shared<ticket>(test::swarm_announce_of(test::ih(9), 3, v4(10, 0, 0, 3, 1), 5));
   caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(t1));
   caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(t2));
   caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(bad));
@@ -376,7 +381,8 @@ TEST_F(SwarmActor, HealthTickEvaluatesAndReportsToTheObserver) {
   auto swarm = spawn();
   EXPECT_FALSE(ask<health_report>(swarm, health_atom::value, caf::get_atom::value));
   for (std::uint8_t i = 0; i < 6; ++i) {
-    announce(swarm, make_announce(hash, i, v4(10, 0, 0, i, 1), 100, announce_event::started));
+    announce(swarm,
+             test::swarm_announce_of(hash, i, v4(10, 0, 0, i, 1), 100, announce_event::started));
   }
   auto seen = std::make_shared<std::vector<health_report>>();
   auto observer = sys->spawn([seen](health_observer::pointer) -> health_observer::behavior_type {

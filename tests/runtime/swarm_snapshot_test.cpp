@@ -5,6 +5,7 @@
 
 #include <caf/all.hpp>
 
+#include "announces.hpp"
 #include "runtime/message_types.hpp"
 #include "runtime/swarm_actor.hpp"
 #include "runtime/swarm_snapshot.hpp"
@@ -28,18 +29,11 @@ peer_id peer_of(std::uint32_t i) {
   return p;
 }
 
+/// Peer `i` (10.0.0.i, port 6000 + i) announces `h`.
 swarm_announce announce_of(const info_hash& h, std::uint32_t i, std::uint64_t left,
                            announce_event ev = announce_event::started) {
-  swarm_announce a;
-  a.request.hash = h;
-  a.request.id = peer_of(i);
-  a.request.port = static_cast<std::uint16_t>(6000 + i);
-  a.request.left = left;
-  a.request.event = ev;
-  a.request.compact = true;
-  a.peer.ip = ip_address::make_v4(0x0a000000u + i);
-  a.peer.port = a.request.port;
-  return a;
+  const endpoint from{ip_address::make_v4(0x0a000000u + i), static_cast<std::uint16_t>(6000 + i)};
+  return test::swarm_announce_of(h, peer_of(i), from, left, ev);
 }
 
 class SnapshotTest : public ::testing::Test {

@@ -18,6 +18,7 @@
 #include "protocol/announce.hpp"
 #include "protocol/bencode.hpp"
 #include "protocol/udp.hpp"
+#include "udp_tracker_client.hpp"
 
 namespace sk::test {
 namespace {
@@ -805,65 +806,6 @@ TEST(TrackerConfig, CommandLineBeatsConfigFile) {
 }
 
 // -- UDP (BEP 15) through the daemon ----------------------------------------------
-
-/// A UDP tracker client over loopback IPv4: connect once, then announce and
-/// scrape with that connection id.
-class udp_tracker_client {
- public:
-  explicit udp_tracker_client(std::uint16_t port) : socket_("127.0.0.1", port) {}
-
-  /// Sends a packet and parses the reply; throws when none comes.
-  udp_response exchange(const std::string& packet, std::string& storage) {
-    auto reply = socket_.exchange(packet);
-    if (!reply) throw std::runtime_error("no UDP reply");
-    storage = std::move(*reply);
-    udp_response r;
-    const auto ec = parse_udp_response(storage, false, r);
-    if (ec != udp_error::ok)
-      throw std::runtime_error("unparseable UDP reply: " + std::error_code(ec).message());
-    return r;
-  }
-
-  void connect() {
-    std::string packet;
-    encode_udp_connect_request(packet, next());
-    std::string bytes;
-    const auto r = exchange(packet, bytes);
-    if (r.action != udp_action::connect)
-      throw std::runtime_error("connect answered with " + std::string(r.message));
-    connection_ = r.connection;
-  }
-
-  udp_response announce(const std::string& hash, const std::string& peer, std::uint16_t port,
-                        std::uint64_t left, std::string& storage,
-                        announce_event event = announce_event::started) {
-    announce_request a;
-    a.hash = info_hash::from_bytes(hash);
-    a.id = peer_id::from_bytes(peer);
-    a.port = port;
-    a.left = left;
-    a.event = event;
-    std::string packet;
-    encode_udp_announce_request(packet, connection_, next(), a);
-    return exchange(packet, storage);
-  }
-
-  udp_response scrape(const std::vector<std::string>& hashes, std::string& storage) {
-    std::vector<info_hash> raw;
-    for (const auto& h : hashes) raw.push_back(info_hash::from_bytes(h));
-    std::string packet;
-    encode_udp_scrape_request(packet, connection_, next(), raw.data(), raw.size());
-    return exchange(packet, storage);
-  }
-
-  udp_client& socket() { return socket_; }
-
- private:
-  transaction_id next() { return transaction_id{++transaction_}; }
-  udp_client socket_;
-  connection_id connection_;
-  std::uint32_t transaction_ = 0x5000;
-};
 
 TEST(TrackerUdp, OneSwarmWhateverTheTransport) {
   daemon_process d;

@@ -35,6 +35,8 @@
 #include "net/udp/udp_server.hpp"
 #include "protocol/connection_id.hpp"
 #include "protocol/udp.hpp"
+#include "announces.hpp"
+#include "tickets.hpp"
 
 namespace sk {
 namespace {
@@ -139,15 +141,12 @@ info_hash hash_of(std::uint8_t b) {
   return h;
 }
 
+/// Client `id` (every id byte `id`, key "0000ABCD") starts on `h`.
 announce_request make_announce(const info_hash& h, std::uint8_t id, std::uint16_t port,
                                std::uint64_t left) {
-  announce_request r;
-  r.hash = h;
-  r.id.bytes.fill(id);
-  r.port = port;
-  r.left = left;
-  r.event = announce_event::started;
-  r.numwant = -1;
+  peer_id peer;
+  peer.bytes.fill(id);
+  announce_request r = test::announce_of(h, peer, port, left, announce_event::started);
   r.key = "0000ABCD";
   return r;
 }
@@ -905,12 +904,9 @@ void seed_peer(caf::actor_system& sys, swarm_directory& dir, const info_hash& h,
   a.request.id.bytes.fill(0);
   std::memcpy(a.request.id.bytes.data(), &n, sizeof n);
   a.peer = ep;
-  caf::scoped_actor self{sys};
-  bool ok = false;
-  self->request(dir.route(h), caf::infinite, announce_atom::value, a)
-      .receive([&](const announce_result&) { ok = true; },
-               [&](const caf::error& e) { ADD_FAILURE() << sys.render(e); });
-  ASSERT_TRUE(ok);
+  // As the gateway sends it: a ticket to the routed swarm.
+  const auto r = test::announce_and_wait(dir.route_swarm(h), std::move(a));
+  ASSERT_TRUE(r) << sys.render(r.error());
 }
 
 TEST_F(udp_server_test, a_client_gets_numwant_peers_of_its_own_family_not_a_split) {

@@ -9,11 +9,12 @@
 #include <memory>
 #include <vector>
 
-#include "../ticket_util.hpp"
+#include "announces.hpp"
 #include "caf_fixture.hpp"
 #include "runtime/swarm_actor.hpp"
 #include "serialization.hpp"
 #include "test_util.hpp"
+#include "tickets.hpp"
 
 namespace sk {
 namespace {
@@ -23,17 +24,6 @@ using test::pid;
 using test::v4;
 
 const info_hash hash = test::ih(0x77);
-
-swarm_announce make(std::uint64_t peer, const endpoint& ep) {
-  swarm_announce a;
-  a.request.hash = hash;
-  a.request.id = pid(peer);
-  a.request.port = ep.port;
-  a.request.left = 100;
-  a.request.compact = true;
-  a.peer = ep;
-  return a;
-}
 
 /// A registry that only hands out a prober.
 class prober_registry : public swarm_registry {
@@ -76,7 +66,8 @@ TEST_F(ProbeActor, ASwarmAsksItsProberAndAppliesTheAnswer) {
   auto core = std::make_shared<swarm_core>(hash, config(), 1);
   auto swarm = track(test::untyped(spawn_swarm(*sys, core, registry)));
   const auto ep = v4(10, 0, 0, 1, 6881);
-  ASSERT_TRUE(test::announce_by_ticket(swarm, make(1, ep), [this] { run(); }));
+  ASSERT_TRUE(test::announce_by_ticket(swarm, test::swarm_announce_of(hash, 1, ep, 100),
+                                       [this] { run(); }));
   run();
   ASSERT_EQ(seen->size(), 1u);
   EXPECT_EQ((*seen)[0].target, ep);
@@ -96,7 +87,8 @@ TEST_F(ProbeActor, BogusAnswersQuarantine) {
   auto core = std::make_shared<swarm_core>(hash, config(), 1);
   auto swarm = track(test::untyped(spawn_swarm(*sys, core, registry)));
   const auto ep = v4(10, 0, 0, 2, 6881);
-  ASSERT_TRUE(test::announce_by_ticket(swarm, make(2, ep), [this] { run(); }));
+  ASSERT_TRUE(test::announce_by_ticket(swarm, test::swarm_announce_of(hash, 2, ep, 100),
+                                       [this] { run(); }));
   run();
   EXPECT_TRUE(core->table().traits(peer_key{pid(2), ep.ip})->has(flag_quarantined));
   EXPECT_EQ(core->table().quarantined_count(), 1u);
@@ -105,7 +97,8 @@ TEST_F(ProbeActor, BogusAnswersQuarantine) {
 TEST_F(ProbeActor, ASwarmWithoutAProberNeverAsks) {
   auto core = std::make_shared<swarm_core>(hash, config(), 1);
   auto swarm = track(test::untyped(spawn_swarm(*sys, core)));
-  ASSERT_TRUE(test::announce_by_ticket(swarm, make(1, v4(10, 0, 0, 1, 6881)), [this] { run(); }));
+  ASSERT_TRUE(test::announce_by_ticket(
+      swarm, test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 6881), 100), [this] { run(); }));
   EXPECT_FALSE(core->probing());
   EXPECT_EQ(core->outstanding_probes(), 0u);
   EXPECT_EQ(core->counters().probes_requested, 0u);
@@ -119,7 +112,8 @@ TEST_F(ProbeActor, ProbingOffInTheConfigNeverAsksEvenWithAProber) {
   c.probe.enabled = false;
   auto core = std::make_shared<swarm_core>(hash, c, 1);
   auto swarm = track(test::untyped(spawn_swarm(*sys, core, registry)));
-  ASSERT_TRUE(test::announce_by_ticket(swarm, make(1, v4(10, 0, 0, 1, 6881)), [this] { run(); }));
+  ASSERT_TRUE(test::announce_by_ticket(
+      swarm, test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 6881), 100), [this] { run(); }));
   run();
   EXPECT_TRUE(seen->empty());
 }
@@ -136,7 +130,8 @@ TEST_F(ProbeActor, ARestartedSwarmStillHasItsProber) {
   // and registry.
   auto second = track(test::untyped(spawn_swarm(*sys, core, registry)));
   const auto ep = v4(10, 0, 0, 3, 6881);
-  ASSERT_TRUE(test::announce_by_ticket(second, make(3, ep), [this] { run(); }));
+  ASSERT_TRUE(test::announce_by_ticket(second, test::swarm_announce_of(hash, 3, ep, 100),
+                                       [this] { run(); }));
   run();
   ASSERT_EQ(seen->size(), 1u);
   EXPECT_TRUE(core->table().traits(peer_key{pid(3), ep.ip})->has(flag_reachable));

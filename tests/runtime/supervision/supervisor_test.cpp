@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "../ticket_util.hpp"
+#include "announces.hpp"
 #include "caf_fixture.hpp"
 #include "runtime/directory.hpp"
 #include "test_util.hpp"
+#include "tickets.hpp"
 
 namespace sk {
 namespace {
@@ -25,17 +26,13 @@ using std::chrono::seconds;
 using test::pid;
 using test::v4;
 
+/// Peer `peer` (10.0.hi.lo of its number, port 6881) announces `h`.
 swarm_announce make(const info_hash& h, std::uint64_t peer, std::uint64_t left,
                     announce_event ev = announce_event::none) {
-  swarm_announce a;
-  a.request.hash = h;
-  a.request.id = pid(peer);
-  a.request.port = 6881;
-  a.request.left = left;
-  a.request.event = ev;
-  a.request.compact = true;
-  a.peer = v4(10, 0, static_cast<std::uint8_t>(peer >> 8), static_cast<std::uint8_t>(peer), 6881);
-  return a;
+  return test::swarm_announce_of(
+      h, peer,
+      v4(10, 0, static_cast<std::uint8_t>(peer >> 8), static_cast<std::uint8_t>(peer), 6881), left,
+      ev);
 }
 
 class Supervision : public test::caf_fixture {

@@ -1,8 +1,11 @@
 #pragma once
 /// Announces and scrapes the way the network layer sends them: as tickets
-/// (a swarm's one announce and one scrape entry point), for tests on CAF's
-/// deterministic scheduler.
+/// (a swarm's one announce and one scrape entry point). `announce_by_ticket`
+/// and `scrape_by_ticket` for tests on CAF's deterministic scheduler (the
+/// test runs it); `announce_and_wait` for tests on a real scheduler.
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -78,6 +81,42 @@ caf::expected<swarm_stats> scrape_by_ticket(const Handle& swarm, Run&& run) {
   if (out->result) return std::move(*out->result);
   if (out->dropped) return caf::make_error(caf::sec::request_receiver_down);
   return caf::make_error(caf::sec::request_timeout);
+}
+
+/// A ticket that hands its outcome to a waiting thread: the result, or
+/// `sec::invalid_argument` (failed), or `sec::request_receiver_down`
+/// (dropped unread).
+class waitable_announce_ticket final : public announce_ticket {
+ public:
+  explicit waitable_announce_ticket(swarm_announce a) : announce_ticket(std::move(a)) {}
+  ~waitable_announce_ticket() override { settle(caf::make_error(caf::sec::request_receiver_down)); }
+  void complete(const announce_result& r) override { settle(r); }
+  void fail() override { settle(caf::make_error(caf::sec::invalid_argument)); }
+  std::future<caf::expected<announce_result>> outcome() { return promise_.get_future(); }
+
+ private:
+  void settle(caf::expected<announce_result> x) {
+    if (settled_) return;
+    settled_ = true;
+    promise_.set_value(std::move(x));
+  }
+  bool settled_ = false;
+  std::promise<caf::expected<announce_result>> promise_;
+};
+
+/// Sends `a` to `swarm` as a ticket and waits up to `limit` for the swarm
+/// (on a real scheduler) to settle it: the result, or the error of
+/// `waitable_announce_ticket`, or `sec::request_timeout`.
+template <class Handle>
+caf::expected<announce_result> announce_and_wait(
+    const Handle& swarm, swarm_announce a,
+    std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  auto ticket = std::make_shared<waitable_announce_ticket>(std::move(a));
+  auto outcome = ticket->outcome();
+  caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(std::move(ticket)));
+  if (outcome.wait_for(limit) != std::future_status::ready)
+    return caf::make_error(caf::sec::request_timeout);
+  return outcome.get();
 }
 
 /// A typed handle as the fixture's `ask`, `track` and `watch` take it.
