@@ -66,7 +66,7 @@ std::uint64_t peer_key_index::hash(const peer_key& k) const noexcept {
 }
 
 std::uint32_t peer_key_index::find(const peer_key& k,
-                                          const std::vector<peer_record>& records) const {
+                                          const peer_array<peer_record>& records) const {
   if (size_ == 0) {
     return no_peer;
   }
@@ -115,7 +115,7 @@ void peer_key_index::rehash(std::size_t cap) {
   // peers per table (about 600 GB of records).
   assert(cap <= (std::size_t{1} << 32));
   assert(4 * size_ <= 3 * cap);
-  std::vector<entry> old(cap);
+  peer_array<entry> old(cap);
   old.swap(slots_);
   mask_ = static_cast<std::uint32_t>(cap - 1);
   for (const entry& e : old) {
@@ -166,7 +166,7 @@ void peer_key_index::move(const peer_key& k, std::uint32_t from, std::uint32_t t
   slots_[slot_of(k, from)].index = to;
 }
 
-bool peer_key_index::check(const std::vector<peer_record>& records) const {
+bool peer_key_index::check(const peer_array<peer_record>& records) const {
   if (size_ != records.size() || (!slots_.empty() && 4 * size_ > 3 * slots_.size())) {
     return false;
   }

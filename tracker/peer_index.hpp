@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tracker/health_types.hpp"
+#include "tracker/page_allocator.hpp"
 #include "protocol/types.hpp"
 
 namespace sk {
@@ -109,7 +110,7 @@ class peer_key_index {
   std::size_t size() const noexcept { return size_; }
   /// The records_ index stored for `k`, or `no_peer`. `records` resolves tag
   /// matches to keys.
-  std::uint32_t find(const peer_key& k, const std::vector<peer_record>& records) const;
+  std::uint32_t find(const peer_key& k, const peer_array<peer_record>& records) const;
   /// Adds `k` -> i (k must be absent).
   void insert(const peer_key& k, std::uint32_t i);
   /// Removes the entry of `k`, which must map to `i`.
@@ -117,7 +118,7 @@ class peer_key_index {
   /// Changes the entry of `k` from `from` to `to` (a record moved).
   void move(const peer_key& k, std::uint32_t from, std::uint32_t to);
   /// Probe-run and tag invariants, and that every record is found; O(size).
-  bool check(const std::vector<peer_record>& records) const;
+  bool check(const peer_array<peer_record>& records) const;
   /// Rehashes into a smaller array when `size` entries need far fewer
   /// slots than it has (a swarm that shrank).
   void shrink(std::size_t size);
@@ -126,7 +127,7 @@ class peer_key_index {
   /// `v6` (they share one tag and home bucket: the hash ignores the
   /// address).
   template <class F>
-  void for_each_same_id(const peer_id& id, bool v6, const std::vector<peer_record>& records,
+  void for_each_same_id(const peer_id& id, bool v6, const peer_array<peer_record>& records,
                         F&& f) const {
     if (size_ == 0) {
       return;
@@ -145,7 +146,7 @@ class peer_key_index {
   void grow();
   /// Rehashes every entry into `cap` slots (a power of two, >= 16).
   void rehash(std::size_t cap);
-  std::vector<entry> slots_;
+  peer_array<entry> slots_;
   std::uint32_t mask_ = 0;
   std::size_t size_ = 0;
   std::uint64_t k0_ = 0, k1_ = 0, k2_ = 0, k3_ = 0;

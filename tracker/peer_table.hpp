@@ -67,7 +67,10 @@ class allocator;
 /// scratch (per thread), and each completed sweep cycle gives back what a
 /// shrunken table no longer uses (`compact`). A peer costs its 152-byte
 /// record, 16 hot bytes, its compact bytes, a slot and pool entry (4 bytes
-/// each) and, past `small_table`, about 11-21 bytes of index.
+/// each) and, past `small_table`, about 11-21 bytes of index. The records,
+/// the hot entries and the index slots are `peer_array`s: from 64 KiB on
+/// they live on pages of their own, given back the moment a growth frees
+/// them (tracker/page_allocator.hpp).
 ///
 /// Quarantine. Quarantined peers (`flag_quarantined` in their traits) are
 /// kept OUT of every sampling set, so no selection (uniform or policy) can
@@ -436,9 +439,9 @@ class peer_table {
   lazy_box<key_index> index_;
   /// The seed of the index's key, for building it later.
   std::uint64_t index_seed_;
-  std::vector<record> records_;
+  peer_array<record> records_;
   /// Parallel to records_ (same index, same size, moved together).
-  std::vector<hot_entry> hot_;
+  peer_array<hot_entry> hot_;
   /// Parallel to records_ once flash-crowd selection used it, else empty.
   std::vector<reveal_state> reveal_;
   family v4_{false};

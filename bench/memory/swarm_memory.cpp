@@ -1,20 +1,23 @@
 /// Where the bytes of a swarm go, measured in one process: the CAF actor
 /// floor (stateless, stateful, lazily initialised, the real swarm actor) and
 /// the swarm core and its parts (peer table, health tracker, health sample,
-/// allocator, config copy, remediation history), per swarm and per peer.
+/// allocator, config copy, remediation history), per swarm and per peer,
+/// and the peer tables' large arrays on pages of their own or on the heap.
 ///
 ///   swarm_memory [--swarms=N] [--section=all|actors|domain]
 ///
 /// Each row builds N objects (kept alive together, as a tracker keeps its
 /// swarms), then reports the heap in use per object (glibc `mallinfo2()`:
 /// `uordblks + hblkhd`, every arena, malloc's chunk headers and rounding
-/// included) and the resident set per object (/proc/self/statm), both as
-/// deltas from just before the row. The objects are destroyed before the
+/// included, plus the peer arrays `page_allocator` mapped) and the
+/// resident set per object (/proc/self/statm), both as deltas from just
+/// before the row. The objects are destroyed before the
 /// next row. No timings: memory only. See bench/memory/README.md.
 
 #include <malloc.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +34,7 @@
 #include "runtime/messages.hpp"
 #include "runtime/swarm_actor.hpp"
 #include "tracker/allocation.hpp"
+#include "tracker/page_allocator.hpp"
 #include "tracker/peer_table.hpp"
 #include "tracker/swarm_config.hpp"
 #include "tracker/swarm_core.hpp"
@@ -41,9 +45,11 @@ namespace {
 using namespace sk;
 using clock_type = std::chrono::steady_clock;
 
+/// malloc's bytes in use and the peer arrays mapped by page_allocator
+/// (malloc does not see those).
 std::size_t heap_bytes() {
   const struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;
+  return m.uordblks + m.hblkhd + mapped_bytes();
 }
 
 std::size_t rss_bytes() {
@@ -227,6 +233,52 @@ void domain_rows(std::size_t n) {
       }
     }
     row("  per peer of peer_tables x 1000 peers", m, tables * 1000);
+  }
+  // A tracker's swarms grow together: round robin over the tables, one
+  // peer each per round, as a warm-up fills them. On one thread, and on two
+  // threads taking turns round by round (as a swarm actor runs on
+  // whichever scheduler thread is free, so its arrays grow in several
+  // malloc arenas); each with the large arrays on pages of their own (the
+  // default) and all on the heap.
+  for (const int threads : {1, 2}) {
+    for (const bool mapped : {true, false}) {
+      const std::size_t tables = std::max<std::size_t>(1, n / 100);
+      const std::size_t limit = set_mapping_limit(mapped ? mapping_limit() : 0);
+      {
+        std::vector<std::unique_ptr<peer_table>> v;
+        for (std::size_t i = 0; i < tables; ++i) {
+          v.push_back(std::make_unique<peer_table>(i, cfg.max_peers));
+        }
+        auto round = [&](std::size_t p) {
+          for (std::size_t i = 0; i < tables; ++i) {
+            const swarm_announce a = announce_of(hash_of(i), i * 1000 + p, p);
+            v[i]->announce(a.request.id, a.peer, a.request.left, a.request.event, t0);
+          }
+        };
+        const mark m;
+        if (threads == 1) {
+          for (std::size_t p = 0; p < 1000; ++p) round(p);
+        } else {
+          std::atomic<std::size_t> turn{0};
+          auto worker = [&](std::size_t first) {
+            for (std::size_t p = first; p < 1000; p += 2) {
+              while (turn.load(std::memory_order_acquire) != p) std::this_thread::yield();
+              round(p);
+              turn.store(p + 1, std::memory_order_release);
+            }
+          };
+          std::thread a(worker, 0);
+          std::thread b(worker, 1);
+          a.join();
+          b.join();
+        }
+        const std::string what = "  per peer of " + std::to_string(tables) + " x 1000 grown together, " +
+                                 (threads == 1 ? "1 thread, " : "2 threads, ") +
+                                 (mapped ? "large arrays mapped" : "all on the heap");
+        row(what.c_str(), m, tables * 1000);
+      }
+      set_mapping_limit(limit);
+    }
   }
   {
     std::vector<std::unique_ptr<swarm_health_tracker>> v;
@@ -458,7 +510,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: swarm_memory [--swarms=N] [--section=all|actors|domain]\n");
     return 2;
   }
-  std::printf("swarm_memory: %zu objects per row; heap = mallinfo2 uordblks + hblkhd delta per object\n", n);
+  std::printf("swarm_memory: %zu objects per row; heap = mallinfo2 uordblks + hblkhd + mapped peer arrays, delta per object\n", n);
   if (section != "actors") domain_rows(n);
   if (section != "domain") actor_rows(n);
   return 0;
