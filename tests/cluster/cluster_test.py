@@ -53,6 +53,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import tracker_requests  # noqa: E402  (tests/support, after the path above)
+
 SECRET = "test-cluster-secret-0123456789"
 ADMIN_TOKEN = "cluster-test-admin-token-0123"
 WRONG = "not-the-cluster-secret-987654321"
@@ -204,10 +207,8 @@ class Node:
 
     def announce(self, info_hash, peer_port, left=100, event="started", numwant=200):
         peer_id = b"-SK0001-" + struct.pack(">I", peer_port) + b"cluster!"
-        q = urllib.parse.urlencode({
-            "info_hash": info_hash, "peer_id": peer_id, "port": peer_port, "uploaded": 0,
-            "downloaded": 0, "left": left, "compact": 1, "numwant": numwant, "event": event
-        })
+        q = tracker_requests.announce_query(info_hash, peer_id, peer_port, left, event=event,
+                                            numwant=numwant)
         with urllib.request.urlopen(self.url("/announce?" + q), timeout=10) as r:
             body = r.read()
         d, _ = bdecode(body)
@@ -217,7 +218,7 @@ class Node:
         return {struct.unpack(">H", peers[i + 4:i + 6])[0] for i in range(0, len(peers), 6)}
 
     def scrape(self, hashes):
-        q = "&".join("info_hash=" + urllib.parse.quote_from_bytes(h) for h in hashes)
+        q = tracker_requests.scrape_query(hashes)
         with urllib.request.urlopen(self.url("/scrape?" + q), timeout=10) as r:
             d, _ = bdecode(r.read())
         return d[b"files"]
@@ -225,7 +226,7 @@ class Node:
     def udp_connect(self):
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.settimeout(5)
-            s.sendto(struct.pack(">QII", 0x41727101980, 0, 1234), (self.host, self.udp_port))
+            s.sendto(tracker_requests.udp_connect_packet(1234), (self.host, self.udp_port))
             data, _ = s.recvfrom(2048)
         action, tid, cid = struct.unpack(">IIQ", data[:16])
         assert action == 0 and tid == 1234
@@ -234,11 +235,11 @@ class Node:
     def udp_announce(self, cid, info_hash, port):
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.settimeout(5)
-            pkt = struct.pack(">QII20s20sQQQIIIiH", cid, 1, 99, info_hash,
-                              b"-SK0001-udpudpudp" + b"xyz", 0, 50, 0, 2, 0, 0, 200, port)
+            pkt = tracker_requests.udp_announce_packet(cid, 99, info_hash, b"-SK0001-udpudpudpxyz",
+                                                       port, 50, numwant=200)
             s.sendto(pkt, (self.host, self.udp_port))
             data, _ = s.recvfrom(4096)
-        return struct.unpack(">I", data[:4])[0]
+        return tracker_requests.udp_reply_header(data)[0]
 
 
 def wait_for(what, cond, nodes, timeout=30):

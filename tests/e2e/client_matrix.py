@@ -101,6 +101,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import tracker_requests  # noqa: E402  (tests/support, after the path above)
+
 START = time.monotonic()
 
 
@@ -243,8 +246,8 @@ class Tracker:
             raise TestFailure("admin API %s failed: %s" % (url, exc))
 
     def scrape(self):
-        url = "http://%s:%d/scrape?info_hash=%s" % (
-            self.host, self.port, urllib.parse.quote_from_bytes(self.info_hash, safe=""))
+        url = "http://%s:%d/scrape?%s" % (self.host, self.port,
+                                          tracker_requests.scrape_query([self.info_hash]))
         with urllib.request.urlopen(url, timeout=5) as r:
             reply = lt.bdecode(r.read())
         entry = (reply.get(b"files") or {}).get(self.info_hash)

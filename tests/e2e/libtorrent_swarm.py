@@ -59,6 +59,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import tracker_requests  # noqa: E402  (tests/support, after the path above)
+
 try:
     import libtorrent as lt
 except ImportError as exc:  # the deploy script installs python3-libtorrent
@@ -137,8 +140,7 @@ def sha256_file(path):
 
 def scrape(host, port, info_hash):
     """Scrapes one info hash; returns (complete, incomplete, downloaded)."""
-    url = "http://%s:%d/scrape?info_hash=%s" % (
-        host, port, urllib.parse.quote_from_bytes(info_hash, safe=""))
+    url = "http://%s:%d/scrape?%s" % (host, port, tracker_requests.scrape_query([info_hash]))
     try:
         with urllib.request.urlopen(url, timeout=5) as resp:
             status, body = resp.status, resp.read()

@@ -42,6 +42,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import tracker_requests  # noqa: E402  (tests/support, after the path above)
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 TOKEN = "console-page-token-0123456789"
@@ -141,9 +144,7 @@ class Daemon:
         return json.loads(body)
 
     def announce(self, info_hash, peer_id, port, left):
-        q = "info_hash=%s&peer_id=%s&port=%d&uploaded=0&downloaded=0&left=%d&compact=1" % (
-            urllib.parse.quote_from_bytes(info_hash, safe=""),
-            urllib.parse.quote_from_bytes(peer_id, safe=""), port, left)
+        q = tracker_requests.announce_query(info_hash, peer_id, port, left)
         status, body = http("http://127.0.0.1:%d/announce?%s" % (self.http_port, q))
         check(status == 200 and b"failure reason" not in body,
               "announce answered %d: %r" % (status, body[:200]))
