@@ -7,14 +7,14 @@ namespace sk::admin_api {
 
 void get_bans(admin_call& c) {
   json list = json::array();
-  if (const auto& bans = c.sh->dir->config().banned_clients)
+  if (const auto& bans = c.sh->dir->bans())
     for (const auto& r : bans->snapshot()->rules()) list.push_back(ban_json(r));
   c.job->reply_json(200, {{"bans", std::move(list)}});
 }
 
 void post_ban(admin_call& c) {
   const job_ptr& job = c.job;
-  const auto& bans = c.sh->dir->config().banned_clients;
+  const auto& bans = c.sh->dir->bans();
   if (!bans) return job->reply_error(503, "this node has no ban list");
   json body = json::parse(job->body, nullptr, false);
   if (body.is_discarded() || !body.is_object())
@@ -54,7 +54,7 @@ void post_ban(admin_call& c) {
 
 void delete_ban(admin_call& c) {
   const job_ptr& job = c.job;
-  const auto& bans = c.sh->dir->config().banned_clients;
+  const auto& bans = c.sh->dir->bans();
   if (!bans) return job->reply_error(503, "this node has no ban list");
   // The path segment is percent-encoded once for the URL, and its text is
   // the prefix in the ban-spec notation ("exbc%00" arrives as "exbc%2500").

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "admin/admin_caps.hpp"
 #include "admin/admin_handlers.hpp"
 #include "admin/admin_json.hpp"
 #include "admin/admin_process_metrics.hpp"
@@ -175,7 +176,7 @@ void access_list(exposition& m, const admin_state& sh) {
 }
 
 void bans(exposition& m, const admin_state& sh) {
-  const auto& bans = sh.dir->config().banned_clients;
+  const auto& bans = sh.dir->bans();
   m.add("swarmkeeper_bans", mt::gauge, "Banned peer_id prefixes.")
       .sample("", bans ? double(bans->snapshot()->size()) : 0.0);
 }
@@ -340,6 +341,8 @@ exposition render_metrics(const admin_state& sh, const metrics_input& in) {
   refusals(m, sh);
   access_list(m, sh);
   bans(m, sh);
+  // The node's caps (admin/admin_caps.cpp).
+  write_caps(m, *sh.dir->census(), sh.dir->config().max_peers);
   supervisor(m, in);
   swarms(m, sh);
   probes(m, sh);

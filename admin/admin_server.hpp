@@ -97,7 +97,7 @@ struct admin_config {
   std::size_t max_connections = 64;
   /// The node's info_hash access list (`/api/access`); null: the endpoints
   /// answer as for mode off. The ban list is the directory's
-  /// `swarm_config::banned_clients`.
+  /// (`swarm_directory::bans()`).
   std::shared_ptr<access_control> access;
 };
 

@@ -65,9 +65,13 @@ struct daemon_settings {
   /// limits from [tracker], its trusted-address rule per transport from
   /// http.trust-ip-param and udp.trust-ip-field).
   gateway_config gateway;
+  /// What the node holds at most ([caps]): main builds the node's census
+  /// (tracker/node_census.hpp) from it.
+  node_caps caps;
   /// Per-swarm settings, the self-healing ones included ([tracker],
   /// [clients], [health], [allocation], remediation.history-size).
-  /// `banned_clients` stays null: main hands the swarms `node_lists::bans`.
+  /// The ban list is live state: main hands the swarms `node_lists::bans`
+  /// beside it (`node_shared`).
   swarm_config swarm;
   /// The supervisor and remediation ([supervisor], [remediation]).
   supervisor_config supervisor;

@@ -221,8 +221,19 @@ void resolve_gateway(reader& r, gateway_config& g) {
   // The limits of one request, the same for both transports' parsers.
   g.max_numwant = r.count<std::int32_t>("tracker.max-numwant");
   g.max_scrape_hashes = r.count<std::size_t>("tracker.max-scrape-hashes");
+  g.new_swarm_burst = r.count<std::uint32_t>("gateway.new-swarm-burst");
+  g.new_swarms_per_minute = static_cast<double>(r.integer("gateway.new-swarms-per-minute"));
   if (r.report().empty()) add_validation(r.report(), "[gateway] ", g.validate());
 }
+
+/// [caps]: what the node holds at most (the census's caps).
+void resolve_caps(reader& r, node_caps& c) {
+  c.max_swarms = r.count<std::uint64_t>("caps.max-swarms");
+  c.max_peers = r.count<std::uint64_t>("caps.max-peers");
+  if (r.report().empty()) add_validation(r.report(), "[caps] ", c.validate());
+}
+
+
 
 /// [tracker], [clients], [health], [allocation] and remediation.history-size:
 /// the per-swarm settings. The ban list itself is live state (`lists`).
@@ -431,6 +442,7 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   if (p.empty()) add_validation(p, "[tracker] ", out.swarm.validate());
   resolve_udp(r, http_bind, out.udp_enabled, out.udp);
   resolve_gateway(r, out.gateway);
+  resolve_caps(r, out.caps);
   resolve_probe(r, out.probe_enabled, out.probe, out.swarm);
   resolve_access(r, out.lists);
   resolve_admin(r, out.admin_enabled, out.admin);

@@ -160,6 +160,19 @@ std::vector<option_def> option_table() {
               "swarms; more are refused as busy (UDP drops and counts them)"),
       integer("gateway", "retry-in", 1, 1, 1440,
               "minutes sent as BEP 31 'retry in' with failures that retrying can fix"),
+      // [gateway] the new-swarm budget of each address, and [caps]
+      integer("gateway", "new-swarm-burst", 200, 1, 1000000,
+              "new torrents one address (an IPv6 /64) may create at once; beyond, its new "
+              "torrents get a failure with 'retry in' (sized so clients adding torrents never "
+              "notice)"),
+      integer("gateway", "new-swarms-per-minute", 60, 1, 1000000,
+              "new torrents one address may create per minute once its burst is spent"),
+      integer("caps", "max-swarms", 1000000, 1, 1000000000,
+              "most swarms this node holds; a new torrent beyond gets a failure with 'retry in', "
+              "existing swarms are served"),
+      integer("caps", "max-peers", 10000000, 1, u32_count_max,
+              "most peers in all swarms of this node; a new peer beyond gets a failure with "
+              "'retry in', known peers are served"),
       // [tracker]
       duration("tracker", "interval", 30min, 1s, one_week,
                "announce 'interval' sent to clients"),
@@ -178,8 +191,9 @@ std::vector<option_def> option_table() {
               "peers examined per sweep step (bounds the pause between announces)"),
       duration("tracker", "idle-swarm-time", 10min, 0s, one_week,
                "a swarm without peers for this long ends its actor"),
-      integer("tracker", "max-peers-per-swarm", 1000000, 1, u32_count_max,
-              "most peers stored per swarm (memory bound against peer_id flooding)"),
+      integer("tracker", "max-peers-per-swarm", 200000, 1, u32_count_max,
+              "most peers stored per swarm, a new one beyond is refused with 'retry in' (above "
+              "the largest public swarms, ~150k peers; ~30 MB; bounds peer_id flooding)"),
       integer("tracker", "max-scrape-hashes", 74, 1, 1000,
               "most info_hash values in one scrape request"),
       integer("tracker", "rng-seed", 0, 0, int64_max,
@@ -414,6 +428,8 @@ const std::vector<section_def>& sections() {
        "(gateway_config::trust_claimed_ip)"},
       {"gateway", "the one door of both transports: deadline, admission, refusals",
        "net/gateway.hpp (gateway_config)"},
+      {"caps", "what one node holds at most: swarms and peers",
+       "tracker/node_census.hpp (node_caps)"},
       {"tracker", "replies, intervals and limits of every swarm",
        "tracker/swarm_config.hpp (swarm_config); max-numwant and max-scrape-hashes also "
        "net/gateway.hpp (gateway_config: the parsers' limits of both transports)"},

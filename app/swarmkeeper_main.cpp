@@ -21,10 +21,13 @@
 /// read gets its answer if the swarms can give it in time. One deadline
 /// (shutdown.drain-timeout) covers both drains: HTTP gets what UDP left.
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -46,6 +49,7 @@
 #include "net/gateway.hpp"
 #include "net/node_lists.hpp"
 #include "net/udp/udp_server.hpp"
+#include "tracker/node_census.hpp"
 
 namespace {
 
@@ -63,6 +67,43 @@ std::string join(const std::vector<std::string>& xs) {
 /// SIGHUP: re-reads the access list file; on success, live swarms of
 /// torrents the new list refuses end (their peers are dropped, any
 /// remediation stops), as after a deny. A bad file keeps the old list.
+/// Gives the memory of swarms and peers that ended back to the system.
+/// glibc keeps freed memory in its arenas (one per thread that allocated);
+/// after a flood of new swarms has expired, RSS would stay at the flood's
+/// peak. Called every few seconds from main: once the node holds less than
+/// half of what it held at its high-water mark (and at least 1000 swarms or
+/// 10,000 peers fewer), `malloc_trim` releases the free pages of every
+/// arena, and keeps doing so at each call for `linger`: an ended swarm
+/// actor's memory is freed only when its last pending timer (the health
+/// tick, a CAF 0.17 delayed message holding a reference to it) has fired.
+class memory_trimmer {
+ public:
+  explicit memory_trimmer(std::chrono::seconds linger) : linger_(linger) {}
+
+  void check(const sk::node_census& census, std::chrono::steady_clock::time_point now) {
+    const std::int64_t swarms = census.swarms();
+    const std::int64_t peers = census.peers();
+    high_swarms_ = std::max(high_swarms_, swarms);
+    high_peers_ = std::max(high_peers_, peers);
+    const bool fewer_swarms = high_swarms_ - swarms >= 1000 && swarms < high_swarms_ / 2;
+    const bool fewer_peers = high_peers_ - peers >= 10000 && peers < high_peers_ / 2;
+    if (fewer_swarms || fewer_peers) {
+      spdlog::debug("memory: {} swarms and {} peers, down from {} and {}: trimming the heap",
+                    swarms, peers, high_swarms_, high_peers_);
+      high_swarms_ = swarms;
+      high_peers_ = peers;
+      trim_until_ = now + linger_;
+    }
+    if (now <= trim_until_) ::malloc_trim(0);
+  }
+
+ private:
+  const std::chrono::seconds linger_;
+  std::int64_t high_swarms_ = 0;
+  std::int64_t high_peers_ = 0;
+  std::chrono::steady_clock::time_point trim_until_{};
+};
+
 void reload_access_list(sk::access_control& access, sk::swarm_directory& directory) {
   if (access.file().empty()) {
     spdlog::info("SIGHUP: no access file configured (access.file), nothing to reload");
@@ -109,9 +150,15 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
                  settings.probe.allow_private ? ", private ranges too" : "",
                  settings.probe.allow_loopback ? ", loopback too" : "");
   }
-  sk::swarm_config swarm_cfg = settings.swarm;
-  swarm_cfg.banned_clients = lists.bans();
-  sk::swarm_directory directory{sys, swarm_cfg};
+  // The swarms get the live state beside their config: the node's ban list,
+  // and the census that counts swarms and peers against the caps.
+  sk::node_shared node{lists.bans(), std::make_shared<sk::node_census>(settings.caps)};
+  spdlog::info("caps: {} swarms, {} peers, {} peers per swarm, {} new swarms per address at once "
+               "and {} per minute",
+               settings.caps.max_swarms, settings.caps.max_peers, settings.swarm.max_peers,
+               settings.gateway.new_swarm_burst, settings.gateway.new_swarms_per_minute);
+  sk::swarm_directory directory{sys, settings.swarm, node};
+
   if (prober) directory.set_prober(prober->actor());
   // Before anything can route: every swarm is supervised from its spawn.
   directory.start_supervisor(settings.supervisor);
@@ -169,9 +216,17 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
 
   // SIGHUP re-reads the access list (access.file); a bad file keeps the
   // old list in force and is logged. Any other signal of the set stops.
+  // Every few seconds without a signal: give memory of ended swarms back.
   int sig = 0;
+  memory_trimmer trimmer{std::max(settings.swarm.health_tick, settings.swarm.sweep_period) +
+                         std::chrono::seconds{10}};
+  const timespec trim_period{5, 0};
   for (;;) {
-    if (sigwait(&stop_signals, &sig) != 0) continue;
+    sig = sigtimedwait(&stop_signals, nullptr, &trim_period);
+    if (sig < 0) {
+      if (errno == EAGAIN) trimmer.check(*directory.census(), std::chrono::steady_clock::now());
+      continue;
+    }
     if (sig != SIGHUP) break;
     sk::sd::notify_reloading();
     reload_access_list(*lists.access(), directory);

@@ -7,7 +7,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "net/creation_budget.hpp"
 #include "tracker/access_list.hpp"
+#include "tracker/node_census.hpp"
 #include "runtime/directory.hpp"
 
 namespace sk {
@@ -26,6 +28,14 @@ std::string_view refusal_text(gateway_refusal r) noexcept {
       return "timed out, retry later";
     case gateway_refusal::shutting_down:
       return "shutting down, retry later";
+    case gateway_refusal::swarm_limit:
+      return "tracker full: no new torrents now, retry later";
+    case gateway_refusal::new_swarm_budget:
+      return "too many new torrents from your address, retry later";
+    case gateway_refusal::peer_limit:
+      return "tracker full: no new peers now, retry later";
+    case gateway_refusal::swarm_full:
+      return "swarm full: no new peers now, retry later";
   }
   return "tracker busy, retry later";
 }
@@ -36,6 +46,10 @@ std::string gateway_config::validate() const {
   if (retry_in_minutes < 1) return "retry in must be at least 1 minute";
   if (max_numwant < 0) return "max numwant must not be negative";
   if (max_scrape_hashes == 0) return "max scrape hashes must be at least 1";
+  if (new_swarm_burst == 0) return "new swarm burst must be at least 1";
+  if (!(new_swarms_per_minute > 0)) return "new swarms per minute must be positive";
+  if (new_swarm_addresses < creation_budget::stripes)
+    return "new swarm addresses must be at least " + std::to_string(creation_budget::stripes);
   return {};
 }
 
@@ -58,14 +72,15 @@ struct atomic_counters {
   std::atomic<std::uint64_t> unavailable{0};
   std::atomic<std::uint64_t> shutting_down{0};
   std::atomic<std::uint64_t> rerouted{0};
+  std::atomic<std::uint64_t> capped{0};
 };
 
 /// The directory as a locator.
 class directory_locator final : public swarm_locator {
  public:
   explicit directory_locator(swarm_directory& dir) : dir_(dir) {}
-  caf::actor route(const info_hash& h) override { return dir_.route(h); }
-  caf::actor find(const info_hash& h) override { return dir_.find(h); }
+  route_result route(const info_hash& h) override { return dir_.open_swarm(h); }
+  swarm_interface find(const info_hash& h) override { return dir_.find_swarm(h); }
 
  private:
   swarm_directory& dir_;
@@ -75,8 +90,8 @@ class directory_locator final : public swarm_locator {
 
 /// Tickets of one event-loop round, on their way to their swarms.
 struct ticket_batch {
-  std::vector<std::pair<caf::actor, announce_ticket_ptr>> announces;
-  std::vector<std::pair<caf::actor, scrape_ticket_ptr>> scrapes;
+  std::vector<std::pair<swarm_interface, announce_ticket_ptr>> announces;
+  std::vector<std::pair<swarm_interface, scrape_ticket_ptr>> scrapes;
   bool empty() const noexcept { return announces.empty() && scrapes.empty(); }
 };
 
@@ -121,13 +136,25 @@ struct gateway_lane {
 };
 
 struct gateway::state {
-  state(swarm_locator& l, gateway_config c, std::shared_ptr<access_control> a)
-      : locator(l), cfg(std::move(c)), access(std::move(a)) {}
+  state(swarm_locator& l, gateway_config c, std::shared_ptr<access_control> a,
+        std::shared_ptr<node_census> n)
+      : locator(l),
+        cfg(std::move(c)),
+        access(std::move(a)),
+        census(n ? std::move(n) : std::make_shared<node_census>()),
+        budget(cfg.new_swarm_burst, cfg.new_swarms_per_minute, cfg.new_swarm_addresses) {}
 
   swarm_locator& locator;
   const gateway_config cfg;
   /// The node's access list (null: every hash is served).
   const std::shared_ptr<access_control> access;
+  /// Where the caps' refusals are counted.
+  const std::shared_ptr<node_census> census;
+  /// Each address's budget of new swarms.
+  creation_budget budget;
+  /// When the budget last refused anybody (steady_clock ticks): the sweep
+  /// clears the "reached" state after a refill time without a refusal.
+  std::atomic<steady::rep> last_budget_refusal{0};
   /// Stable addresses: lanes are added before traffic, never removed.
   std::deque<gateway_lane> lanes;
   std::array<atomic_counters, transport_count> counters;
@@ -163,6 +190,12 @@ struct gateway_detail {
         break;
       case gateway_refusal::shutting_down:
         bump(c.shutting_down);
+        break;
+      case gateway_refusal::swarm_limit:
+      case gateway_refusal::new_swarm_budget:
+      case gateway_refusal::peer_limit:
+      case gateway_refusal::swarm_full:
+        bump(c.capped);
         break;
     }
     r.on_refusal(why, retryable(why) ? st.cfg.retry_in_minutes : 0);
@@ -228,9 +261,10 @@ struct gateway_detail {
 
   /// Routes `a` with a ticket that may route `retries` more times: into the
   /// lane's batch (`batched`: on the lane's thread) or straight to the swarm
-  /// (a retry, from a swarm thread).
+  /// (a retry, from a swarm thread). `creator` (the address the transport
+  /// saw; null on a retry) pays from its budget when the swarm is new.
   static void dispatch_announce(state_ptr st, std::shared_ptr<announce_reply> r, swarm_announce&& a,
-                                int retries, bool batched);
+                                int retries, bool batched, const ip_address* creator);
 };
 
 namespace {
@@ -252,7 +286,7 @@ class gateway_ticket final : public announce_ticket {
     if (retries_ > 0 && !gateway_detail::settled(*r_)) {
       bump(st_->count(r_->via()).rerouted);
       gateway_detail::dispatch_announce(std::move(st_), std::move(r_), std::move(announce),
-                                        retries_ - 1, false);
+                                        retries_ - 1, false, nullptr);
     } else {
       gateway_detail::refuse_from_swarm(*st_, *r_, gateway_refusal::swarm_unavailable);
     }
@@ -260,6 +294,16 @@ class gateway_ticket final : public announce_ticket {
 
   void complete(const announce_result& res) override {
     handled_ = true;
+    if (res.refused_at_cap != 0) {
+      // A new peer on a full node or swarm: the gateway's words, with
+      // `retry in`.
+      gateway_detail::refuse_from_swarm(
+          *st_, *r_,
+          static_cast<peer_cap_refusal>(res.refused_at_cap) == peer_cap_refusal::swarm_full
+              ? gateway_refusal::swarm_full
+              : gateway_refusal::peer_limit);
+      return;
+    }
     // Not claimed: timed out meanwhile, or the lane closed.
     gateway_detail::answer_from_swarm(*st_, *r_, [&] {
       if (!res.failure_reason.empty()) bump(st_->count(r_->via()).announces_refused);
@@ -312,13 +356,34 @@ class gateway_scrape_ticket final : public scrape_ticket {
 }  // namespace
 
 void gateway_detail::dispatch_announce(state_ptr st, std::shared_ptr<announce_reply> r,
-                                       swarm_announce&& a, int retries, bool batched) {
+                                       swarm_announce&& a, int retries, bool batched,
+                                       const ip_address* creator) {
   if (settled(*r)) return;  // timed out already
   if (!st->gate.enter()) {
     refuse_from_swarm(*st, *r, gateway_refusal::shutting_down);
     return;
   }
-  caf::actor swarm = st->locator.route(a.request.hash);
+  // An existing swarm costs nothing; a new one is paid from the creator's
+  // budget first (a retry, whose swarm just ended, is not charged).
+  swarm_interface swarm = st->locator.find(a.request.hash);
+  gateway_refusal why = gateway_refusal::swarm_unavailable;
+  if (!swarm) {
+    const auto now = steady::now();
+    if (creator != nullptr && !st->budget.take(*creator, now)) {
+      why = gateway_refusal::new_swarm_budget;
+      st->census->count_refusal(node_cap::new_swarm_budget);
+      st->last_budget_refusal.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+      if (st->census->reach(node_cap::new_swarm_budget))
+        spdlog::warn("new-swarm budget reached: {} created {} swarms at once ({} per minute "
+                     "after that, gateway.new-swarm-burst / gateway.new-swarms-per-minute); its "
+                     "new torrents refused",
+                     creator->to_string(), st->budget.burst(), st->budget.per_minute());
+    } else {
+      route_result routed = st->locator.route(a.request.hash);
+      swarm = std::move(routed.swarm);
+      if (routed.status == route_status::swarm_cap) why = gateway_refusal::swarm_limit;
+    }
+  }
   const bool routed = static_cast<bool>(swarm);
   if (routed) {
     const std::size_t lane = r->lane_;
@@ -329,18 +394,20 @@ void gateway_detail::dispatch_announce(state_ptr st, std::shared_ptr<announce_re
       caf::anon_send(swarm, announce_atom::value, std::move(ticket));
   }
   st->gate.leave();
-  if (!routed) refuse_from_swarm(*st, *r, gateway_refusal::swarm_unavailable);
+  if (!routed) refuse_from_swarm(*st, *r, why);
 }
 
 gateway::gateway(caf::actor_system& sys, swarm_directory& dir, gateway_config cfg,
                  std::shared_ptr<access_control> access)
     : own_locator_(std::make_unique<directory_locator>(dir)), sys_(sys) {
-  state_ = std::make_shared<state>(*own_locator_, std::move(cfg), std::move(access));
+  state_ = std::make_shared<state>(*own_locator_, std::move(cfg), std::move(access), dir.census());
 }
 
 gateway::gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config cfg,
-                 std::shared_ptr<access_control> access)
-    : state_(std::make_shared<state>(locator, std::move(cfg), std::move(access))), sys_(sys) {}
+                 std::shared_ptr<access_control> access, std::shared_ptr<node_census> census)
+    : state_(std::make_shared<state>(locator, std::move(cfg), std::move(access),
+                                     std::move(census))),
+      sys_(sys) {}
 
 gateway::~gateway() {
   for (auto& l : state_->lanes) l.gate.close();
@@ -377,6 +444,8 @@ const gateway_config& gateway::config() const noexcept { return state_->cfg; }
 
 const std::shared_ptr<access_control>& gateway::access() const noexcept { return state_->access; }
 
+const node_census& gateway::census() const noexcept { return *state_->census; }
+
 void gateway::announce(std::size_t lane, transport via, announce_request&& request,
                        const ip_address& source, bool own_family_only,
                        std::shared_ptr<announce_reply> reply) {
@@ -402,7 +471,7 @@ void gateway::announce(std::size_t lane, transport via, announce_request&& reque
   a.peer.port = request.port;
   a.own_family_only = own_family_only;
   a.request = std::move(request);
-  gateway_detail::dispatch_announce(state_, std::move(reply), std::move(a), 1, true);
+  gateway_detail::dispatch_announce(state_, std::move(reply), std::move(a), 1, true, &source);
 }
 
 void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> hashes,
@@ -430,7 +499,7 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
       }
       // find(), not route(): scraping an unknown torrent must not create a
       // swarm (anyone could fill the directory with scrapes of random hashes).
-      if (caf::actor swarm = st.locator.find(hashes[i])) {
+      if (swarm_interface swarm = st.locator.find(hashes[i])) {
         f->remaining.fetch_add(1, std::memory_order_relaxed);
         st.lanes[lane].batch.scrapes.emplace_back(
             std::move(swarm), scrape_ticket_ptr(std::make_shared<gateway_scrape_ticket>(f, i)));
@@ -442,6 +511,16 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
 }
 
 void gateway::sweep(std::size_t lane, std::chrono::steady_clock::time_point now) {
+  state& st = *state_;
+  // The budget's "reached" state clears after a refill time without a
+  // refusal (one relaxed load while it is not reached).
+  if (st.census->reached(node_cap::new_swarm_budget) != 0) {
+    const steady::time_point last(
+        steady::duration(st.last_budget_refusal.load(std::memory_order_relaxed)));
+    if (now - last >= st.budget.refill_time() && st.census->clear(node_cap::new_swarm_budget))
+      spdlog::info("new-swarm budget cleared: no address refused for {} s",
+                   std::chrono::duration_cast<std::chrono::seconds>(now - last).count());
+  }
   gateway_lane& l = state_->lanes[lane];
   while (!l.pending.empty()) {
     gateway_request& r = *l.pending.front();
@@ -489,6 +568,7 @@ gateway_counters gateway::counters(transport via) const noexcept {
   out.unavailable = ld(c.unavailable);
   out.shutting_down = ld(c.shutting_down);
   out.rerouted = ld(c.rerouted);
+  out.capped = ld(c.capped);
   return out;
 }
 

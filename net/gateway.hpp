@@ -9,8 +9,12 @@
 ///                                  access list ─refused─▶ reply.on_refusal(denied)
 ///                                  trusted address (the `ip` the client claims, per transport)
 ///                                  admission (lane k's requests in flight) ─full─▶ overloaded
-///                                  route through the directory ─ ticket ──────▶ swarm_core::announce
+///                                  find the swarm; none: the address's new-swarm
+///                                    budget ─spent─▶ new_swarm_budget
+///                                  route through the directory ─at cap─▶ swarm_limit
+///                                                  └ ticket ──────────▶ swarm_core::announce
 ///                                                                reply.on_result(r) ◀──┘ (swarm thread)
+///                                  (a new peer on a full node / swarm ◀──┘ peer_limit / swarm_full)
 ///   timer on thread k ──▶ sweep(lane k): overdue ─▶ reply.on_refusal(timeout, retry in)
 ///   a ticket dropped unread (its swarm ended between routing and delivery)
 ///   is routed once more; then swarm_unavailable.
@@ -54,14 +58,16 @@
 
 #include <caf/all.hpp>
 
+#include "runtime/directory.hpp"
 #include "runtime/messages.hpp"
+#include "runtime/swarm_interface.hpp"
 #include "protocol/announce.hpp"
 #include "protocol/reply.hpp"
 
 namespace sk {
 
 class access_control;
-class swarm_directory;
+class node_census;
 
 /// A section threads enter while something stays usable, and that can be
 /// closed for good: `close_and_wait` returns once no thread is inside and
@@ -106,12 +112,18 @@ enum class gateway_refusal : std::uint8_t {
   swarm_unavailable,  ///< its swarm ended twice in a row, or none could be had
   timeout,            ///< no answer within `request_timeout`
   shutting_down,      ///< the lane or the tracker is stopping
+  // The caps (tracker/node_census.hpp): a new torrent or a new peer is
+  // refused, existing swarms and known peers are served.
+  swarm_limit,       ///< the node holds `caps.max-swarms` swarms: no new torrent
+  new_swarm_budget,  ///< the address created its budget of new swarms
+  peer_limit,        ///< the node holds `caps.max-peers` peers: no new peer
+  swarm_full,        ///< the swarm holds `tracker.max-peers-per-swarm` peers
 };
 
-/// The refusal texts, written once for both transports. Each retryable one
-/// fits in a UDP error packet no larger than the smallest request that can
-/// get it (a one-hash scrape, 36 bytes: at most 28 characters); `denied`
-/// answers announces only (98 bytes).
+/// The refusal texts, written once for both transports. Each fits in a UDP
+/// error packet no larger than the smallest request that can get it: a
+/// one-hash scrape (36 bytes: at most 28 characters) for those a scrape can
+/// get; `denied` and the caps answer announces only (98 bytes: at most 90).
 std::string_view refusal_text(gateway_refusal r) noexcept;
 
 /// Whether a client should retry (everything but `denied`): sent with
@@ -123,10 +135,11 @@ constexpr bool retryable(gateway_refusal r) noexcept { return r != gateway_refus
 class swarm_locator {
  public:
   virtual ~swarm_locator() = default;
-  /// The owner of `h`, created on a miss; invalid when none can be had.
-  virtual caf::actor route(const info_hash& h) = 0;
+  /// The owner of `h`, created on a miss; no handle when none can be had
+  /// (and why: the swarm cap, or stopping).
+  virtual route_result route(const info_hash& h) = 0;
   /// The owner of `h` if it exists (scrapes must not create swarms).
-  virtual caf::actor find(const info_hash& h) = 0;
+  virtual swarm_interface find(const info_hash& h) = 0;
 };
 
 /// Settings of the gateway: everything about a request that does not
@@ -152,6 +165,15 @@ struct gateway_config {
   std::int32_t max_numwant = 50;
   /// Most info_hash values in one scrape; more is a parse error.
   std::size_t max_scrape_hashes = 74;
+  /// New swarms one address (an IPv6 /64) may create at once, and how many
+  /// more per minute (net/creation_budget.hpp): a client adding a few
+  /// hundred torrents at once, or many clients behind one NAT, never notice;
+  /// one address flooding random info_hashes creates one a second.
+  std::uint32_t new_swarm_burst = 200;
+  double new_swarms_per_minute = 60;
+  /// Addresses whose budget is remembered (bounds its memory; an address
+  /// forgotten starts again with a full budget).
+  std::size_t new_swarm_addresses = 65536;
 
   /// The parser limits of a transport whose own length limit (HTTP query,
   /// UDP URL data) is `max_length`: the numwant and scrape limits above, so
@@ -181,6 +203,9 @@ struct gateway_counters {
   std::uint64_t unavailable = 0;  ///< swarm_unavailable
   std::uint64_t shutting_down = 0;
   std::uint64_t rerouted = 0;  ///< announces routed again: their swarm ended before reading them
+  /// Announces refused at a cap (any of the four; the node's census counts
+  /// them by cap).
+  std::uint64_t capped = 0;
 };
 
 /// One request in flight. Transports derive their reply objects from it;
@@ -237,11 +262,14 @@ class gateway {
  public:
   /// `dir` (or `locator`) and `sys` must outlive the gateway. `access` is
   /// the node's info_hash access list (null: every hash is served), checked
-  /// before routing, so a refused hash never spawns a swarm.
+  /// before routing, so a refused hash never spawns a swarm. The gateway
+  /// counts its new-swarm budget's refusals in the directory's census (or
+  /// `census`; null: one of its own).
   gateway(caf::actor_system& sys, swarm_directory& dir, gateway_config cfg,
           std::shared_ptr<access_control> access = nullptr);
   gateway(caf::actor_system& sys, swarm_locator& locator, gateway_config cfg,
-          std::shared_ptr<access_control> access = nullptr);
+          std::shared_ptr<access_control> access = nullptr,
+          std::shared_ptr<node_census> census = nullptr);
   /// Closes every lane; tickets still in swarm mailboxes never touch the
   /// locator afterwards.
   ~gateway();
@@ -288,6 +316,8 @@ class gateway {
   const gateway_config& config() const noexcept;
   /// The access list the gateway checks (null: none).
   const std::shared_ptr<access_control>& access() const noexcept;
+  /// Where the caps' refusals are counted (never null).
+  const node_census& census() const noexcept;
 
   /// Implementation (gateway.cpp); public so its helpers can name it.
   struct state;

@@ -7,7 +7,9 @@
 /// at start, and handed out in parts:
 ///
 ///   node_lists ─ access() ─▶ gateway (checked before routing), admin API
-///              └ bans()  ──▶ every swarm (through swarm_config), admin API
+///              └ bans()  ──▶ the directory (`node_shared`, beside the swarm
+///                            config, never in it) ─▶ every swarm's settings;
+///                            the admin API reads it back from the directory
 ///
 /// Both parts are shared_ptrs because the structs that carry them to the
 /// swarms and the admin API hold shared_ptrs; the holder keeps them alive

@@ -30,9 +30,11 @@ std::uint64_t random_seed_base() {
 class swarm_directory::table final : public placement_host,
                                      public std::enable_shared_from_this<table> {
  public:
-  table(caf::actor_system& sys, const swarm_config& cfg, std::size_t n)
+  table(caf::actor_system& sys, const swarm_config& cfg, node_shared node, std::size_t n)
       : sys_(sys),
         cfg_(cfg),
+        census_(node.census),
+        settings_(std::make_shared<const swarm_settings>(cfg, std::move(node))),
         seed_base_(cfg.rng_seed != 0 ? cfg.rng_seed : random_seed_base()),
         stripes_(new stripe[n]),
         count_(n) {}
@@ -47,6 +49,7 @@ class swarm_directory::table final : public placement_host,
     caf::actor node;
 
     bool is_remote() const noexcept { return static_cast<bool>(remote); }
+    bool valid() const noexcept { return local || remote; }
     swarm_interface handle() const {
       return is_remote() ? swarm_interface{remote} : swarm_interface{local};
     }
@@ -107,7 +110,7 @@ class swarm_directory::table final : public placement_host,
       // apart.
       std::uint64_t state = seed_base_ ^ id20_hasher {}(h);
       if (cfg_.rng_seed == 0) state += spawned_.fetch_add(1, std::memory_order_relaxed) << 1;
-      core = std::make_shared<swarm_core>(h, cfg_, splitmix64(state));
+      core = std::make_shared<swarm_core>(h, settings_, splitmix64(state));
     }
     auto swarm = spawn_swarm(sys_, core, weak_from_this(), supervisor_);
     if (supervisor_) {
@@ -119,8 +122,37 @@ class swarm_directory::table final : public placement_host,
     return swarm;
   }
 
+  /// Counts a local entry made (+1) or gone (-1); logs once when the node
+  /// is back below its swarm cap.
+  void count_local(std::int64_t delta) {
+    census_->add_swarms(delta);
+    if (delta < 0 && census_->reached(node_cap::swarms) != 0 && !census_->swarms_full() &&
+        census_->clear(node_cap::swarms)) {
+      spdlog::info("swarm cap cleared: {} swarms (caps.max-swarms = {}); new torrents accepted",
+                   census_->swarms(), census_->caps().max_swarms);
+    }
+  }
+
+  /// Whether one more local swarm may be created; counts it when so, and
+  /// counts (and logs once) the refusal when not. Exact within a stripe;
+  /// across stripes, misses racing each other may pass the cap by at most
+  /// one swarm each.
+  bool admit_local() {
+    if (!census_->swarms_full()) {
+      count_local(1);
+      return true;
+    }
+    census_->count_refusal(node_cap::swarms);
+    if (census_->reach(node_cap::swarms)) {
+      spdlog::warn("swarm cap reached: {} swarms (caps.max-swarms = {}); new torrents refused",
+                   census_->swarms(), census_->caps().max_swarms);
+    }
+    return false;
+  }
+
   /// The entry for a miss of `h`: a local swarm when this node owns it (or
-  /// no cluster), else a remote handle. Call under the stripe lock.
+  /// no cluster), else a remote handle; invalid when the node is at its
+  /// swarm cap. Call under the stripe lock.
   entry make_entry(const info_hash& h) {
     auto v = view();
     if (v && placement_) {
@@ -129,19 +161,22 @@ class swarm_directory::table final : public placement_host,
         if (auto node = v->node(owner)) return entry{{}, spawn_remote(h, owner, node), owner, node};
       }
     }
+    if (!admit_local()) return {};
     return entry{spawn_local(h, nullptr), {}, {}, {}};
   }
 
   /// route(): the entry's handle, created on a miss.
-  swarm_interface route(const info_hash& h) {
+  route_result route(const info_hash& h) {
     auto& s = stripe_for(h);
     std::lock_guard<std::mutex> guard(s.mtx);
-    if (auto it = s.map.find(h); it != s.map.end()) return it->second.handle();
-    if (stopped.load(std::memory_order_acquire)) return {};
+    if (auto it = s.map.find(h); it != s.map.end())
+      return {it->second.handle(), route_status::served};
+    if (stopped.load(std::memory_order_acquire)) return {{}, route_status::stopping};
     auto e = make_entry(h);
+    if (!e.valid()) return {{}, route_status::swarm_cap};
     auto a = e.handle();
     s.map.emplace(h, std::move(e));
-    return a;
+    return {std::move(a), route_status::served};
   }
 
   local_swarm_actor install_local(const swarm_snapshot& snap) override {
@@ -159,8 +194,12 @@ class swarm_directory::table final : public placement_host,
         caf::anon_send(swarm, caf::migrate_atom::value, caf::put_atom::value, snap);
         return swarm;
       }
-      auto core = restore_snapshot(snap, cfg_, sys_.clock().now());
+      // On the node's settings (its bans and census), not a copy of the
+      // config. Not capped: the state moves here from elsewhere.
+      auto core = std::make_shared<swarm_core>(snap.hash, settings_, snap.seed);
+      merge_snapshot(*core, snap, sys_.clock().now());
       swarm = spawn_local(snap.hash, std::move(core));
+      count_local(1);
       if (it != s.map.end()) {
         leaving = std::exchange(it->second.remote, remote_swarm_interface{});
         it->second = entry{swarm, {}, {}, {}};
@@ -180,6 +219,7 @@ class swarm_directory::table final : public placement_host,
     if (it == s.map.end() || it->second.address() != actor) return false;
     victim = std::move(it->second);
     s.map.erase(it);
+    if (!victim.is_remote()) count_local(-1);
     return true;
   }
 
@@ -199,6 +239,10 @@ class swarm_directory::table final : public placement_host,
 
   caf::actor_system& sys_;
   const swarm_config cfg_;
+  /// The node's census (never null), also held by `settings_`.
+  const std::shared_ptr<node_census> census_;
+  /// What every swarm of this directory runs on.
+  const swarm_settings_ptr settings_;
 
  private:
   /// Base of per-swarm seeds when cfg.rng_seed == 0 (drawn at construction).
@@ -211,14 +255,19 @@ class swarm_directory::table final : public placement_host,
 
 swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg,
                                  std::size_t stripes)
-    : sys_(sys), cfg_(cfg) {
+    : swarm_directory(sys, cfg, node_shared{}, stripes) {}
+
+swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg, node_shared node,
+                                 std::size_t stripes)
+    : sys_(sys), cfg_(cfg), node_(std::move(node)) {
+  if (!node_.census) node_.census = std::make_shared<node_census>();
   if (auto err = cfg_.validate(); !err.empty()) {
     throw std::invalid_argument("invalid swarm config: " + err);
   }
   if (stripes == 0) {
     throw std::invalid_argument("swarm directory needs at least one stripe");
   }
-  table_ = std::make_shared<table>(sys, cfg_, stripes);
+  table_ = std::make_shared<table>(sys, cfg_, node_, stripes);
 }
 
 swarm_directory::~swarm_directory() { stop_all(); }
@@ -241,7 +290,9 @@ void swarm_directory::set_prober(caf::actor prober) {
   set_prober(caf::actor_cast<prober_interface>(std::move(prober)));
 }
 
-swarm_interface swarm_directory::route_swarm(const info_hash& h) { return table_->route(h); }
+swarm_interface swarm_directory::route_swarm(const info_hash& h) { return table_->route(h).swarm; }
+
+route_result swarm_directory::open_swarm(const info_hash& h) { return table_->route(h); }
 
 swarm_interface swarm_directory::find_swarm(const info_hash& h) const {
   auto& s = table_->stripe_for(h);
@@ -252,7 +303,7 @@ swarm_interface swarm_directory::find_swarm(const info_hash& h) const {
   // A hash another node owns: its remote handle (a scrape asks the owner,
   // which creates nothing for an unknown torrent).
   if (auto v = table_->view(); v && table_->placement_ && v->owner(h) != v->self)
-    return table_->route(h);
+    return table_->route(h).swarm;
   return {};
 }
 
@@ -285,7 +336,7 @@ swarm_location swarm_directory::locate(const info_hash& h) const {
   }
   if (v && table_->placement_ && v->owner(h) != v->self) {
     // Routed like find(): a remote handle, whose entry names its owner.
-    const auto routed = table_->route(h);
+    const auto routed = table_->route(h).swarm;
     auto& s = table_->stripe_for(h);
     std::lock_guard<std::mutex> guard(s.mtx);
     if (auto it = s.map.find(h); it != s.map.end() && it->second.handle() == routed)
@@ -334,6 +385,7 @@ bool swarm_directory::end_swarm(const info_hash& h) {
     if (it == s.map.end() || it->second.is_remote()) return false;
     swarm = std::move(it->second.local);
     s.map.erase(it);
+    table_->count_local(-1);
   }
   // Outside the lock, like stop_all(). Requests already queued at the swarm
   // bounce with request_receiver_down.
@@ -378,6 +430,7 @@ std::size_t swarm_directory::set_view(placement_view_ptr v) {
           // handle, which moves the state first (runtime/placement.hpp).
           auto remote = table_->spawn_remote(h, owner, node, e.local);
           e = table::entry{{}, std::move(remote), owner, node};
+          table_->count_local(-1);
           ++moving;
         }
       }
@@ -393,6 +446,7 @@ swarm_directory::served_swarm swarm_directory::serve_forwarded(const info_hash& 
   std::lock_guard<std::mutex> guard(s.mtx);
   if (auto it = s.map.find(h); it != s.map.end()) return {it->second.local, it->second.remote};
   if (!create || table_->stopped.load(std::memory_order_acquire)) return {};
+  if (!table_->admit_local()) return {};
   auto swarm = table_->spawn_local(h, nullptr);
   s.map.emplace(h, table::entry{swarm, {}, {}, {}});
   return {swarm, {}};
@@ -411,6 +465,7 @@ std::string swarm_directory::move(const info_hash& h, const std::string& node_na
   if (it == s.map.end() || it->second.is_remote()) return "no local swarm for this info_hash";
   auto remote = table_->spawn_remote(h, node_name, node, it->second.local);
   it->second = table::entry{{}, std::move(remote), node_name, node};
+  table_->count_local(-1);
   return {};
 }
 
@@ -427,6 +482,7 @@ void swarm_directory::stop_all() {
     actors.reserve(actors.size() + s.map.size());
     for (auto& kv : s.map) {
       actors.push_back(caf::actor_cast<caf::actor>(kv.second.handle()));
+      if (!kv.second.is_remote()) table_->census_->add_swarms(-1);
     }
     s.map.clear();
   }

@@ -44,6 +44,19 @@ struct swarm_location {
   swarm_supervision_interface supervision;
 };
 
+/// How `swarm_directory::open_swarm` went.
+enum class route_status : std::uint8_t {
+  served,     ///< the swarm (found, created, or a remote handle)
+  swarm_cap,  ///< a miss on a node that holds `node_caps::max_swarms` swarms: none created
+  stopping,   ///< `stop_all()` has begun: none created
+};
+
+/// A swarm handle, or why there is none.
+struct route_result {
+  swarm_interface swarm;
+  route_status status = route_status::stopping;
+};
+
 /// Maps info_hash to the swarm actor that owns it.
 ///
 /// A lock-striped hash map: the stripe of a hash is a fixed function of it,
@@ -69,9 +82,14 @@ struct swarm_location {
 /// while swarms still run is safe.
 class swarm_directory {
  public:
-  /// `cfg` is copied into every swarm spawned; throws `std::invalid_argument`
-  /// (with `cfg.validate()`'s message) when it is invalid, or when `stripes`
-  /// is 0.
+  /// Every swarm spawned runs on one `swarm_settings` made of `cfg` and
+  /// `node` (the node's ban list and census, live state handed over apart
+  /// from the config; a null census becomes one with the default caps).
+  /// Throws `std::invalid_argument` (with `cfg.validate()`'s message) when
+  /// `cfg` is invalid, or when `stripes` is 0.
+  swarm_directory(caf::actor_system& sys, const swarm_config& cfg, node_shared node,
+                  std::size_t stripes = 64);
+  /// The same without bans and with the default caps.
   swarm_directory(caf::actor_system& sys, const swarm_config& cfg, std::size_t stripes = 64);
   /// Calls `stop_all()`.
   ~swarm_directory();
@@ -103,6 +121,11 @@ class swarm_directory {
   /// Once `stop_all()` has begun it spawns nothing: a miss returns an
   /// invalid handle (`!result`); callers answer "shutting down / retry".
   swarm_interface route_swarm(const info_hash& h);
+
+  /// `route_swarm`, saying why there is no handle: a miss on a node at its
+  /// swarm cap creates nothing (`route_status::swarm_cap`: counted, and
+  /// logged once when the cap is reached and once when it clears).
+  route_result open_swarm(const info_hash& h);
 
   /// The swarm for `h` if one exists, else an invalid handle (scrape of
   /// unknown torrents must not create swarms). Thread-safe. In a cluster, a
@@ -210,11 +233,17 @@ class swarm_directory {
   /// The configuration swarms are spawned with.
   const swarm_config& config() const noexcept { return cfg_; }
 
+  /// The node's live ban list every swarm checks (null: no bans).
+  const std::shared_ptr<live_ban_list>& bans() const noexcept { return node_.bans; }
+  /// The node's swarms and peers against its caps (never null).
+  const std::shared_ptr<node_census>& census() const noexcept { return node_.census; }
+
  private:
   class table;  // the stripes; shared (weakly) with the swarms
 
   caf::actor_system& sys_;
   swarm_config cfg_;
+  node_shared node_;
   std::shared_ptr<table> table_;
   supervisor_actor supervisor_;
   caf::actor supervisor_untyped_;

@@ -85,7 +85,8 @@ typename Inspector::result_type inspect(Inspector& f, swarm_announce& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, announce_result& x) {
   return f(caf::meta::type_name("announce_result"), x.stats, x.interval, x.min_interval, x.peers4,
-           x.peers6, x.peers, x.warning_message, x.failure_reason, x.retry_in_minutes);
+           x.peers6, x.peers, x.warning_message, x.failure_reason, x.retry_in_minutes,
+           x.refused_at_cap);
 }
 
 // policy_kind and swarm_health are enums: serialized through their

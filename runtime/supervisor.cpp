@@ -34,7 +34,7 @@ swarm_core_ptr recover_core(const swarm_core_ptr& core, bool& fresh) {
   }
   fresh = true;
   std::uint64_t s = core->seed();
-  return std::make_shared<swarm_core>(core->hash(), core->config(), splitmix64(s));
+  return std::make_shared<swarm_core>(core->hash(), core->settings(), splitmix64(s));
 }
 
 namespace {

@@ -51,6 +51,44 @@ void skip_totals(swarm_state& st) {
   st.added_completed = st.core->table().downloaded();
 }
 
+/// Brings the node census up to the table's size, and logs the moments the
+/// node's peer cap and this swarm's own are reached and cleared (once each,
+/// not per announce). `refused` is the cap the last announce met, if any.
+void update_census(swarm_state& st, peer_cap_refusal refused = peer_cap_refusal::none) {
+  census_share& cs = st.census;
+  node_census* census = cs.census;
+  if (census == nullptr) return;
+  const swarm_core& core = *st.core;
+  const auto size = static_cast<std::uint32_t>(core.table().size());
+  const bool shrank = size < cs.peers;
+  if (size != cs.peers) {
+    census->add_peers(static_cast<std::int64_t>(size) - static_cast<std::int64_t>(cs.peers));
+    cs.peers = size;
+  }
+  if (refused == peer_cap_refusal::swarm_full) census->count_refusal(node_cap::swarm_peers);
+  if (refused == peer_cap_refusal::node_full) census->count_refusal(node_cap::peers);
+  if (refused == peer_cap_refusal::swarm_full && !cs.at_cap) {
+    cs.at_cap = true;
+    census->swarm_at_peer_cap(1);
+    spdlog::warn("swarm {}: {} peers, its cap (tracker.max-peers-per-swarm); new peers refused",
+                 core.hash().hex(), size);
+  } else if (cs.at_cap && size < core.config().max_peers) {
+    cs.at_cap = false;
+    census->swarm_at_peer_cap(-1);
+    spdlog::info("swarm {}: {} peers, below its cap again; new peers accepted", core.hash().hex(),
+                 size);
+  }
+  if (refused == peer_cap_refusal::node_full) {
+    if (census->reach(node_cap::peers))
+      spdlog::warn("node peer cap reached: {} peers (caps.max-peers = {}); new peers refused",
+                   census->peers(), census->caps().max_peers);
+  } else if (shrank && census->reached(node_cap::peers) != 0 && !census->peers_full() &&
+             census->clear(node_cap::peers)) {
+    spdlog::info("node peer cap cleared: {} peers (caps.max-peers = {}); new peers accepted",
+                 census->peers(), census->caps().max_peers);
+  }
+}
+
 /// Brings this actor's share in the node's gauges up to date (a compare
 /// when nothing changed, which is most announces).
 void publish_share(swarm_state& st) {
@@ -115,6 +153,9 @@ void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
     t.fail();
     return;
   }
+  // Before the answer: whoever reads the census after an answer sees the
+  // peer it stored.
+  update_census(st, static_cast<peer_cap_refusal>(res.refused_at_cap));
   t.complete(res);
   add_totals(st);
   publish_share(st);
@@ -183,6 +224,7 @@ void reset_result(announce_result& r) {
   r.warning_message.clear();
   r.failure_reason.clear();
   r.retry_in_minutes = 0;
+  r.refused_at_cap = 0;
 }
 
 local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core_ptr core,
@@ -204,6 +246,8 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
     st.totals = reg->totals();
   }
   skip_totals(st);
+  st.census.census = st.core->settings()->node.census.get();
+  update_census(st);
   // A restarted or installed swarm starts with peers: counted from now.
   publish_share(st);
   st.core->set_probing(static_cast<bool>(st.prober));
@@ -283,6 +327,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
         merge_snapshot(*self->state.core, s, self->clock().now());
         skip_totals(self->state);
         publish_share(self->state);
+        update_census(self->state);
       },
       // -- the prober's answers ---------------------------------------------------
       [self](probe_atom, const probe_result& r) {
@@ -305,6 +350,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
         const auto now = self->clock().now();
         const auto r = st.core->sweep(now);
         publish_share(st);
+        update_census(st);
         if (!r.cycle_done) {
           // More to examine: continue behind whatever is queued now, so a
           // big table never holds up announces for a whole cycle.

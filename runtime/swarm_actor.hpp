@@ -185,6 +185,27 @@ class swarm_registry {
   virtual std::shared_ptr<swarm_totals> totals() const { return nullptr; }
 };
 
+/// A swarm actor's part of the node census (tracker/node_census.hpp): the
+/// peers it added (its table's size when it last added) and whether its
+/// swarm is at its own peer cap. Taken back when the actor ends, so a core
+/// that moves, ends or is restarted (its new actor adds its table again) is
+/// never counted twice.
+struct census_share {
+  /// The node's census (held by the core's settings); null: none.
+  node_census* census = nullptr;
+  std::uint32_t peers = 0;
+  bool at_cap = false;
+
+  census_share() = default;
+  census_share(const census_share&) = delete;
+  census_share& operator=(const census_share&) = delete;
+  ~census_share() {
+    if (census == nullptr) return;
+    census->add_peers(-static_cast<std::int64_t>(peers));
+    if (at_cap) census->swarm_at_peer_cap(-1);
+  }
+};
+
 /// State of a swarm actor (the actor itself only passes messages).
 struct swarm_state {
   static inline const char* name = "sk.swarm";
@@ -205,6 +226,9 @@ struct swarm_state {
   /// adds after every announce), and a migrated one on its old node.
   std::uint64_t added_repeats = 0;
   std::uint64_t added_early = 0;
+  /// Declared after `core`, so destroyed while the core's settings (and the
+  /// census they hold) are still alive.
+  census_share census;
   std::uint64_t added_banned = 0;
   std::uint64_t added_refused = 0;
   std::uint64_t added_completed = 0;

@@ -110,7 +110,7 @@ static_assert(sizeof(health_config) == 136, "a health_config field was added: co
 static_assert(sizeof(allocation_config) == 72, "an allocation_config field was added: compare it");
 static_assert(sizeof(interval_control) == 40, "an interval_control field was added: compare it");
 static_assert(sizeof(probe_settings) == 32, "a probe_settings field was added: compare it");
-static_assert(sizeof(swarm_config) == 552, "a swarm_config field was added: compare it");
+static_assert(sizeof(swarm_config) == 536, "a swarm_config field was added: compare it");
 #endif
 
 bool same(const behaviour_config& a, const behaviour_config& b) noexcept {
@@ -180,14 +180,14 @@ bool same_config(const swarm_config& a, const swarm_config& b) noexcept {
          a.health_tick == b.health_tick && same(a.behaviour, b.behaviour) &&
          same(a.health, b.health) && same(a.allocation, b.allocation) &&
          a.default_policy == b.default_policy && same(a.intervals, b.intervals) &&
-         a.banned_clients == b.banned_clients &&
          a.banned_retry_in_minutes == b.banned_retry_in_minutes &&
          a.warn_seeders_when_degraded == b.warn_seeders_when_degraded &&
          a.seeder_warning_text == b.seeder_warning_text && same(a.probe, b.probe) &&
          a.history_size == b.history_size && a.test_hooks == b.test_hooks;
 }
 
-swarm_settings::swarm_settings(swarm_config cfg) : config(std::move(cfg)) {
+swarm_settings::swarm_settings(swarm_config cfg, node_shared n)
+    : config(std::move(cfg)), node(std::move(n)) {
   behaviour = config.behaviour;
   // The detectors judge against the min interval the swarm announces.
   behaviour.min_interval = config.min_interval;
@@ -197,7 +197,7 @@ swarm_settings::swarm_settings(swarm_config cfg) : config(std::move(cfg)) {
 }
 
 swarm_settings_ptr share_settings(const swarm_config& cfg) {
-  // Weak: the cache keeps no settings (nor their ban list) alive.
+  // Weak: the cache keeps no settings alive.
   thread_local std::weak_ptr<const swarm_settings> last;
   if (auto s = last.lock(); s && same_config(s->config, cfg)) {
     return s;

@@ -1,8 +1,10 @@
 #pragma once
 /// Settings of one swarm: announce timing, peer selection limits, expiry and
 /// lifetime, and the self-healing settings (detectors, health model,
-/// allocation, interval control, ban list). Plain data (no CAF), validated
-/// once at start-up.
+/// allocation, interval control). Plain data (no CAF), validated once at
+/// start-up. What changes while the node runs (the ban list, the node's
+/// population) is not a setting: `swarm_settings` carries it beside the
+/// config (`node_shared`).
 
 #include <chrono>
 #include <cstddef>
@@ -13,6 +15,7 @@
 #include "tracker/allocation.hpp"
 #include "tracker/client_id.hpp"
 #include "tracker/healing_types.hpp"
+#include "tracker/node_census.hpp"
 #include "tracker/peer_behaviour.hpp"
 #include "tracker/swarm_health.hpp"
 
@@ -112,9 +115,11 @@ struct swarm_config {
   /// A swarm without peers for this long ends its actor (checked at each
   /// sweep, so the actual lifetime is up to one `sweep_period` longer).
   std::chrono::seconds idle_lifetime{600};
-  /// Most peers one swarm stores; announces of new peers beyond it are
-  /// answered but not stored (memory bound against peer_id flooding).
-  std::size_t max_peers = 1000000;
+  /// Most peers one swarm stores; a new peer beyond it is refused with a
+  /// retryable failure (memory bound against peer_id flooding), known peers
+  /// are served. 200,000: above the largest public swarms (about 150,000
+  /// peers at their peak), and about 30 MB of peer records.
+  std::size_t max_peers = 200000;
   /// Seed for peer selection. 0: every swarm draws an unpredictable seed;
   /// anything else: each swarm's seed is derived from this and its
   /// info_hash (reproducible runs, tests, the simulator).
@@ -136,9 +141,6 @@ struct swarm_config {
   policy_kind default_policy = policy_kind::adaptive;
   /// Interval control.
   interval_control intervals;
-  /// Banned peer_id prefixes: the node-wide list (one object shared by every
-  /// swarm, changed at run time by the admin API; null = no bans at all).
-  std::shared_ptr<live_ban_list> banned_clients;
   /// `retry in` minutes sent with a ban's failure reason; negative = never
   /// (BEP 31): a banned client gains nothing by retrying.
   std::int64_t banned_retry_in_minutes = -1;
@@ -178,19 +180,31 @@ struct swarm_config {
   }
 };
 
-/// Whether two configs are equal field by field (`banned_clients` by
-/// identity: the same live list). Configs that are equal can share one
-/// `swarm_settings`.
+/// Whether two configs are equal field by field. Configs that are equal can
+/// share one `swarm_settings`.
 bool same_config(const swarm_config& a, const swarm_config& b) noexcept;
 
+/// The live state every swarm of a node shares, handed to the swarms beside
+/// their config (not part of it): the node's ban list and its population
+/// against the caps. Either may be null: no bans, no node-wide counts.
+struct node_shared {
+  /// Banned peer_id prefixes (changed at run time by the admin API).
+  std::shared_ptr<live_ban_list> bans;
+  /// Swarms and peers of the node, its caps and their refusals.
+  std::shared_ptr<node_census> census;
+};
+
 /// One `swarm_config`, immutable and shared by every swarm built from it,
-/// with what each swarm would otherwise derive and keep a copy of. A node's
-/// swarms all run on one of these: 16 bytes per swarm instead of a 550-byte
-/// copy with its own warning text on the heap.
+/// with what each swarm would otherwise derive and keep a copy of, and the
+/// node's live state. A node's swarms all run on one of these: 16 bytes per
+/// swarm instead of a 550-byte copy with its own warning text on the heap.
 struct swarm_settings {
-  explicit swarm_settings(swarm_config cfg);
+  explicit swarm_settings(swarm_config cfg, node_shared node = {});
 
   swarm_config config;
+  /// The node's live lists and counts (not settings: not compared by
+  /// `same_config`, never in a config).
+  node_shared node;
   /// The per-peer detectors' thresholds: `config.behaviour`, judged against
   /// the swarm's own `config.min_interval` ...
   behaviour_config behaviour;
@@ -201,11 +215,12 @@ struct swarm_settings {
 
 using swarm_settings_ptr = std::shared_ptr<const swarm_settings>;
 
-/// Settings for `cfg`, shared with the swarms built from an equal config
-/// just before on this thread (`same_config`): a node spawning millions of
-/// swarms from its one config makes one `swarm_settings` per thread, not one
-/// per swarm. Thread-safe (the cache is per thread and holds no reference,
-/// so settings end with their last swarm).
+/// Settings for `cfg` without node state (no bans, no node-wide counts),
+/// shared with the swarms built from an equal config just before on this
+/// thread (`same_config`): swarms built one after the other from one config
+/// share one `swarm_settings`. Thread-safe (the cache is per thread and holds
+/// no reference, so settings end with their last swarm). A node's directory
+/// builds its one `swarm_settings` with its `node_shared` itself.
 swarm_settings_ptr share_settings(const swarm_config& cfg);
 
 }  // namespace sk

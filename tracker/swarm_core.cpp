@@ -77,16 +77,16 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
   const swarm_config& cfg = config();
 
   // 1. Banned client prefixes: refused before anything is stored.
-  if (cfg.banned_clients) {
+  if (const auto& banned = settings_->node.bans) {
     // One cached snapshot of the node-wide list per thread, shared by every
     // swarm the thread runs (one acquire load per announce while the list
     // does not change; the reader reloads when the cell or its version
     // differs from what it cached).
     thread_local snapshot_reader<client_ban_list> bans;
-    const client_ban_list* list = bans.get(cfg.banned_clients->cell());
+    const client_ban_list* list = bans.get(banned->cell());
     if (const ban_rule* rule = list->empty() ? nullptr : list->match(req.id)) {
       ++counters_.banned;
-      cfg.banned_clients->count_refusal();
+      banned->count_refusal();
       refuse(out, rule->reason, cfg.banned_retry_in_minutes);
       return true;
     }
@@ -138,6 +138,23 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
     }
   }
 
+  // Caps: a new peer on a full swarm or a full node is refused before it is
+  // stored or judged; known peers are served as always.
+  if (known == nullptr && req.event != announce_event::stopped) {
+    const auto& census = settings_->node.census;
+    peer_cap_refusal cap = peer_cap_refusal::none;
+    if (table_.size() >= cfg.max_peers) {
+      cap = peer_cap_refusal::swarm_full;
+    } else if (census && census->peers_full()) {
+      cap = peer_cap_refusal::node_full;
+    }
+    if (cap != peer_cap_refusal::none) {
+      refuse(out, std::string(), 0);
+      out.refused_at_cap = static_cast<std::uint8_t>(cap);
+      return true;
+    }
+  }
+
   // 4. Apply, judge a new peer, feed the health model (repeats are not
   // news to it).
   const bool seeder_now = req.left == 0;
@@ -174,8 +191,8 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
   }
 
   // 5. Peers: a peer that leaves needs none; everyone else gets the
-  // policy's choice. (A rejected new peer, table full, still gets some: it
-  // is not excluded because it is not stored.)
+  // policy's choice. (A rejected new peer, its id at too many addresses,
+  // still gets some: it is not excluded because it is not stored.)
   if (req.event != announce_event::stopped) {
     allocation_request ar;
     ar.requester = key;

@@ -101,7 +101,10 @@ class swarm_core {
   /// buffers are appended to). Returns false, touching nothing, when `a` is
   /// for another info_hash. A refused announce (banned client, or too
   /// frequent after a warning) is not applied: `out.failure_reason` and
-  /// `out.retry_in_minutes` are set, and `out.stats` (nothing else).
+  /// `out.retry_in_minutes` are set, and `out.stats` (nothing else). A new
+  /// peer on a full swarm (`max_peers`) or a full node (the census of
+  /// `settings()->node`) is not stored: `out.refused_at_cap` says which cap,
+  /// and `out.stats` is set.
   bool announce(const swarm_announce& a, time_point now, announce_result& out);
 
   /// Counts for scrape.

@@ -57,6 +57,17 @@ struct announce_result {
   /// BEP 31 `retry in` minutes sent with `failure_reason`: negative means
   /// "never", 0 omits the key.
   std::int64_t retry_in_minutes = 0;
+  /// A new peer refused because a cap is reached (`peer_cap_refusal`):
+  /// nothing is stored, `stats` is set, and the gateway words the refusal
+  /// (net/gateway.hpp), with `retry in`. 0: not refused at a cap.
+  std::uint8_t refused_at_cap = 0;
+};
+
+/// Values of `announce_result::refused_at_cap`.
+enum class peer_cap_refusal : std::uint8_t {
+  none = 0,
+  node_full = 1,   ///< the node holds its most peers (`node_caps::max_peers`)
+  swarm_full = 2,  ///< the swarm holds its most peers (`swarm_config::max_peers`)
 };
 
 /// An announce that carries its own way back: the swarm calls `complete()`

@@ -60,8 +60,12 @@ std::string gateway_fields(const daemon_settings& s) {
   std::ostringstream os;
   os << g.request_timeout.count() << '|' << g.retry_in_minutes << '|' << g.max_in_flight << '|'
      << g.trust_claimed_ip[0] << g.trust_claimed_ip[1] << '|' << g.max_numwant << '|'
-     << g.max_scrape_hashes;
+     << g.max_scrape_hashes << '|' << g.new_swarm_burst << '|' << g.new_swarms_per_minute;
   return os.str();
+}
+
+std::string caps_fields(const daemon_settings& s) {
+  return std::to_string(s.caps.max_swarms) + "|" + std::to_string(s.caps.max_peers);
 }
 
 /// Values other than the default that `o` accepts, in config-file syntax
@@ -138,6 +142,36 @@ TEST(ConfigSections, EachTransportSectionConfiguresItsTransportOnly) {
   EXPECT_GT(checked, 20);
 }
 
+TEST(ConfigSections, TheCapsSectionConfiguresTheCensusOnly) {
+  const auto defaults = load({});
+  ASSERT_EQ(defaults.action, load_action::run) << defaults.err;
+  const auto& d = defaults.settings;
+  EXPECT_EQ(d.caps.max_swarms, node_caps{}.max_swarms);
+  EXPECT_EQ(d.caps.max_peers, node_caps{}.max_peers);
+  int checked = 0;
+  for (const auto& o : config::options()) {
+    if (std::string(o.section) != "caps") continue;
+    SCOPED_TRACE(o.key());
+    const auto r = load_other(o);
+    ASSERT_TRUE(r.has_value()) << "no other value of " << o.key() << " loads";
+    EXPECT_NE(caps_fields(r->settings), caps_fields(d));
+    EXPECT_EQ(gateway_fields(r->settings), gateway_fields(d));
+    EXPECT_EQ(r->settings.swarm.max_peers, d.swarm.max_peers);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+  const auto r = load({"--caps.max-swarms=5", "--caps.max-peers=7",
+                       "--tracker.max-peers-per-swarm=3", "--gateway.new-swarm-burst=4",
+                       "--gateway.new-swarms-per-minute=9"});
+  ASSERT_EQ(r.action, load_action::run) << r.err;
+  EXPECT_EQ(r.settings.caps.max_swarms, 5u);
+  EXPECT_EQ(r.settings.caps.max_peers, 7u);
+  EXPECT_EQ(r.settings.swarm.max_peers, 3u);
+  EXPECT_EQ(r.settings.gateway.new_swarm_burst, 4u);
+  EXPECT_EQ(r.settings.gateway.new_swarms_per_minute, 9.0);
+  EXPECT_EQ(d.swarm.max_peers, 200000u) << "the per-swarm default the doc explains";
+}
+
 TEST(ConfigSections, HttpLimitsAndTimeoutsNoLongerChangeUdp) {
   const auto r = load({"--http.max-query-length=100", "--http.read-timeout=1s",
                        "--http.write-timeout=2s", "--gateway.request-timeout=250ms"});
@@ -187,6 +221,12 @@ TEST(ConfigSections, TheGatewayConfigValidatesItsOwnFields) {
   c = ok;
   c.max_numwant = -1;
   EXPECT_TRUE(has(c.validate(), "numwant")) << c.validate();
+  c = ok;
+  c.new_swarm_burst = 0;
+  EXPECT_TRUE(has(c.validate(), "new swarm burst")) << c.validate();
+  c = ok;
+  c.new_swarms_per_minute = 0;
+  EXPECT_TRUE(has(c.validate(), "new swarms per minute")) << c.validate();
 }
 
 // -- ranges: the exact message at both ends -----------------------------------------
@@ -431,9 +471,8 @@ TEST(ConfigLists, TheLiveListsAreBuiltFromWhatTheConfigRead) {
   EXPECT_EQ(l.access_file, access_file.path());
   EXPECT_EQ(l.access.size(), 1u);
   EXPECT_EQ(l.bans.size(), 2u);
-  // No live state in the settings: the swarms and the admin API get it
-  // from node_lists.
-  EXPECT_EQ(r.settings.swarm.banned_clients, nullptr);
+  // No live state in the settings (swarm_config has no ban list at all):
+  // the swarms and the admin API get it from node_lists.
   EXPECT_EQ(r.settings.admin.access, nullptr);
 
   node_lists lists{r.settings.lists};

@@ -187,7 +187,6 @@ TEST(ConfigLoad, DefaultsLoad) {
   EXPECT_EQ(s.lists.mode, access_mode::off);
   EXPECT_EQ(s.lists.access.size(), 0u);
   EXPECT_EQ(s.lists.bans.size(), 0u);
-  EXPECT_EQ(s.swarm.banned_clients, nullptr) << "live state is node_lists', not a setting";
   EXPECT_EQ(s.admin.access, nullptr) << "live state is node_lists', not a setting";
   EXPECT_TRUE(s.warnings.empty());
   EXPECT_EQ(s.log_level, "info");

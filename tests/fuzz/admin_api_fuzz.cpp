@@ -70,8 +70,8 @@ struct node {
     cfg.set("scheduler.max-threads", 2);
     sys = std::make_unique<caf::actor_system>(cfg);
     sk::swarm_config swarms;
-    swarms.banned_clients = std::make_shared<sk::live_ban_list>();
-    dir = std::make_unique<sk::swarm_directory>(*sys, swarms, 4);
+    dir = std::make_unique<sk::swarm_directory>(
+        *sys, swarms, sk::node_shared{std::make_shared<sk::live_ban_list>(), nullptr}, 4);
     dir->start_supervisor(sk::supervisor_config{});
     // One swarm the per-swarm endpoints can find (the hash is in the seeds
     // and the dictionary).

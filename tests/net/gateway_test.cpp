@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -109,26 +110,26 @@ class test_scrape_reply final : public recording_reply<scrape_reply> {
 };
 
 /// A locator over a fixed table; `route_queue` hands out a sequence of
-/// handles for one hash first (a swarm replaced between lookups).
+/// handles for one hash first, to whichever lookup comes (a swarm replaced
+/// between lookups). The test swarms are dynamically typed behaviours that
+/// handle the network calls of `swarm_interface`.
 class fake_locator final : public swarm_locator {
  public:
-  caf::actor route(const info_hash& h) override {
+  route_result route(const info_hash& h) override {
     std::lock_guard<std::mutex> lock{mutex_};
     ++routes;
-    auto q = route_queue.find(h);
-    if (q != route_queue.end() && !q->second.empty()) {
-      auto a = q->second.front();
-      q->second.erase(q->second.begin());
-      return a;
-    }
-    auto it = table.find(h);
-    return it == table.end() ? caf::actor{} : it->second;
+    if (auto a = lookup(h)) return {std::move(a), route_status::served};
+    return {{}, route_status::stopping};
   }
-  caf::actor find(const info_hash& h) override {
+  swarm_interface find(const info_hash& h) override {
     std::lock_guard<std::mutex> lock{mutex_};
     ++finds;
-    auto it = table.find(h);
-    return it == table.end() ? caf::actor{} : it->second;
+    return lookup(h);
+  }
+  /// Lookups of either kind.
+  int lookups() {
+    std::lock_guard<std::mutex> lock{mutex_};
+    return routes + finds;
   }
 
   std::mutex mutex_;
@@ -136,6 +137,18 @@ class fake_locator final : public swarm_locator {
   std::map<info_hash, std::vector<caf::actor>> route_queue;
   int routes = 0;
   int finds = 0;
+
+ private:
+  swarm_interface lookup(const info_hash& h) {
+    auto q = route_queue.find(h);
+    if (q != route_queue.end() && !q->second.empty()) {
+      auto a = q->second.front();
+      q->second.erase(q->second.begin());
+      return caf::actor_cast<swarm_interface>(a);
+    }
+    auto it = table.find(h);
+    return it == table.end() ? swarm_interface{} : caf::actor_cast<swarm_interface>(it->second);
+  }
 };
 
 /// A swarm that answers every ticket with fixed counts; the peer the
@@ -271,7 +284,7 @@ TEST_F(Gateway, TheAccessListRefusesBeforeRouting) {
   EXPECT_EQ(o.what, outcome::refusal);
   EXPECT_EQ(o.why, gateway_refusal::denied);
   EXPECT_EQ(o.retry_in, 0) << "a refused torrent stays refused: no retry in";
-  EXPECT_EQ(locator_.routes, 0) << "a refused hash never reaches the directory";
+  EXPECT_EQ(locator_.lookups(), 0) << "a refused hash never reaches the directory";
   EXPECT_EQ(gw.counters(transport::http).denied_announces, 1u);
   EXPECT_EQ(access->refused_http_announces.load(), 1u);
   EXPECT_EQ(refusal_text(gateway_refusal::denied), "torrent not allowed on this tracker");
@@ -301,6 +314,16 @@ TEST(GatewayTexts, RetryableRefusalsFitInTheSmallestRequestsErrorPacket) {
   }
   EXPECT_FALSE(retryable(gateway_refusal::denied));
   EXPECT_LE(8 + refusal_text(gateway_refusal::denied).size(), 98u);
+  // The caps answer announces only (98 bytes), are retryable, and each says
+  // which cap it is.
+  std::set<std::string_view> seen;
+  for (auto r : {gateway_refusal::swarm_limit, gateway_refusal::new_swarm_budget,
+                 gateway_refusal::peer_limit, gateway_refusal::swarm_full}) {
+    EXPECT_TRUE(retryable(r));
+    EXPECT_LE(8 + refusal_text(r).size(), 98u) << refusal_text(r);
+    EXPECT_NE(refusal_text(r), refusal_text(gateway_refusal::overloaded));
+    EXPECT_TRUE(seen.insert(refusal_text(r)).second) << refusal_text(r);
+  }
 }
 
 TEST_F(Gateway, ASwarmThatEndedIsRoutedOnceMore) {
@@ -315,7 +338,7 @@ TEST_F(Gateway, ASwarmThatEndedIsRoutedOnceMore) {
   auto o = rec_.next();
   ASSERT_EQ(o.what, outcome::result);
   EXPECT_EQ(o.announce.stats.complete, 5);
-  EXPECT_EQ(locator_.routes, 2);
+  EXPECT_EQ(locator_.lookups(), 2) << "the first lookup and one more";
   EXPECT_EQ(gw.counters(transport::http).rerouted, 1u);
 }
 
@@ -331,7 +354,7 @@ TEST_F(Gateway, OnlyOnceIsRetriedThenTheSwarmIsUnavailable) {
   EXPECT_EQ(o.what, outcome::refusal);
   EXPECT_EQ(o.why, gateway_refusal::swarm_unavailable);
   EXPECT_EQ(o.retry_in, 3);
-  EXPECT_EQ(locator_.routes, 2);
+  EXPECT_EQ(locator_.lookups(), 2);
   // No swarm at all (the directory could not spawn one): the same.
   gw.announce(lane, transport::http, request('z'), source_, false, announce_reply_());
   gw.flush(lane);

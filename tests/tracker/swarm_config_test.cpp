@@ -125,3 +125,62 @@ TEST(SwarmConfig, NumwantResolution) {
 
 }  // namespace
 }  // namespace sk
+
+namespace sk {
+namespace {
+
+TEST(SwarmSettingsNodeState, LiveStateTravelsBesideTheConfigNotInIt) {
+  // Equal configs are equal whatever live state their settings carry: the
+  // ban list and the census are not settings.
+  swarm_config a;
+  swarm_config b;
+  EXPECT_TRUE(same_config(a, b));
+  auto bans = std::make_shared<live_ban_list>();
+  auto census = std::make_shared<node_census>(node_caps{5, 7});
+  const swarm_settings with(a, node_shared{bans, census});
+  const swarm_settings without(b);
+  EXPECT_TRUE(same_config(with.config, without.config));
+  EXPECT_EQ(with.node.bans, bans);
+  EXPECT_EQ(with.node.census, census);
+  EXPECT_EQ(with.node.census->caps().max_swarms, 5u);
+  EXPECT_EQ(without.node.bans, nullptr);
+  EXPECT_EQ(without.node.census, nullptr);
+  // share_settings makes settings without node state.
+  EXPECT_EQ(share_settings(a)->node.bans, nullptr);
+  b.max_peers = 3;
+  EXPECT_FALSE(same_config(a, b));
+  EXPECT_EQ(swarm_config{}.max_peers, 200000u);
+}
+
+TEST(NodeCaps, ValidationAndTheCensusCounts) {
+  EXPECT_EQ(node_caps{}.validate(), "");
+  const node_caps no_swarms{0, 1};
+  const node_caps no_peers{1, 0};
+  EXPECT_NE(no_swarms.validate().find("max swarms"), std::string::npos);
+  EXPECT_NE(no_peers.validate().find("max peers"), std::string::npos);
+  node_census c(node_caps{2, 3});
+  EXPECT_FALSE(c.swarms_full());
+  c.add_swarms(2);
+  EXPECT_TRUE(c.swarms_full());
+  c.add_swarms(-1);
+  EXPECT_FALSE(c.swarms_full());
+  c.add_peers(3);
+  EXPECT_TRUE(c.peers_full());
+  // The reached state changes once each way: the caller logs each moment
+  // once.
+  EXPECT_TRUE(c.reach(node_cap::peers));
+  EXPECT_FALSE(c.reach(node_cap::peers));
+  EXPECT_EQ(c.reached(node_cap::peers), 1);
+  EXPECT_TRUE(c.clear(node_cap::peers));
+  EXPECT_FALSE(c.clear(node_cap::peers));
+  c.swarm_at_peer_cap(1);
+  c.swarm_at_peer_cap(1);
+  EXPECT_EQ(c.reached(node_cap::swarm_peers), 2);
+  c.count_refusal(node_cap::new_swarm_budget);
+  EXPECT_EQ(c.refusals(node_cap::new_swarm_budget), 1u);
+  EXPECT_EQ(c.refusals(node_cap::swarms), 0u);
+  EXPECT_EQ(to_string(node_cap::swarm_peers), "swarm_peers");
+}
+
+}  // namespace
+}  // namespace sk

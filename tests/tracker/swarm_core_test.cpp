@@ -66,8 +66,10 @@ TEST(SwarmCore, BannedClientGetsItsFailureReasonAndIsNotStored) {
   std::string error;
   auto bans = client_ban_list::parse("-SK0001-=SK 0.0.1 corrupts data;-XX=no XX", &error);
   ASSERT_TRUE(bans) << error;
-  c.banned_clients = std::make_shared<live_ban_list>(*bans);
-  swarm_core core(hash, c, 1);
+  // The ban list is the node's live state, beside the config.
+  auto settings = std::make_shared<const swarm_settings>(
+      c, node_shared{std::make_shared<live_ban_list>(*bans), nullptr});
+  swarm_core core(hash, settings, 1);
   auto r = announce(core, make(1, v4(10, 0, 0, 1, 1), 5, announce_event::started), 0);
   EXPECT_EQ(r.failure_reason, "SK 0.0.1 corrupts data");
   EXPECT_EQ(r.retry_in_minutes, -1) << "a banned client should never retry";

@@ -943,9 +943,9 @@ TEST_F(udp_server_test, a_banned_client_gets_an_error_packet_with_the_reason_nev
   const std::string reason(120, 'r');  // longer than an announce's error packet may carry
   auto bans = client_ban_list::parse("XX=" + reason, &error);
   ASSERT_TRUE(bans) << error;
-  sc.banned_clients = std::make_shared<live_ban_list>(*bans);
   dir_->stop_all();
-  dir_ = std::make_unique<swarm_directory>(*sys_, sc);
+  dir_ = std::make_unique<swarm_directory>(
+      *sys_, sc, node_shared{std::make_shared<live_ban_list>(*bans), nullptr});
   start();
   client c(false, port());
   const connection_id id = connect(c);
