@@ -40,6 +40,7 @@
 #include <caf/timespan.hpp>
 
 #include "cluster/cluster_config.hpp"
+#include "runtime/state_keeper.hpp"
 #include "runtime/supervisor.hpp"
 #include "tracker/swarm_config.hpp"
 #include "admin/admin_server.hpp"
@@ -96,6 +97,8 @@ struct daemon_settings {
   std::string log_level = "info";
   /// `log.format`: "text" or "json" (app/logging.hpp).
   std::string log_format = "text";
+  /// The state file ([state]); off while `dir` is empty.
+  state_config state;
   /// How long SIGINT/SIGTERM waits for open requests before stopping.
   std::chrono::milliseconds drain_timeout{10000};
   /// Warnings for the log once it is set up (a deprecated option name was

@@ -20,6 +20,7 @@
 #include <caf/defaults.hpp>
 
 #include "app/config.hpp"
+#include "app/config_cpus.hpp"
 #include "app/config_detail.hpp"
 
 namespace sk {
@@ -343,10 +344,12 @@ load_action load_config(int argc, char** argv, swarmkeeper_config& cfg, daemon_s
     out_stream.flush();
     return load_action::exit_ok;
   }
-  // scheduler.max-threads=0 stands for CAF's own default; CAF itself would
-  // start no worker at all.
+  // scheduler.max-threads=0 stands for one worker per CPU this process may
+  // use (affinity mask and cgroup quota, app/config_cpus.hpp); CAF itself
+  // would start no worker at all for 0, and its own default (a thread per
+  // core of the machine, at least 4) ignores pinning and quotas.
   if (caf::get_or(cfg.content, "scheduler.max-threads", std::int64_t{0}) == 0)
-    cfg.set("scheduler.max-threads", caf::defaults::scheduler::max_threads);
+    cfg.set("scheduler.max-threads", static_cast<std::int64_t>(config::read_cpu_budget().usable()));
   return load_action::run;
 }
 

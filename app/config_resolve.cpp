@@ -18,6 +18,7 @@
 #include <caf/all.hpp>
 
 #include "app/config.hpp"
+#include "app/config_cpus.hpp"
 #include "app/config_detail.hpp"
 #include "cluster/secret.hpp"
 #include "net/client_address.hpp"
@@ -161,10 +162,11 @@ std::string resolve_http(reader& r, http_server_config& h) {
       h.bind_addresses.push_back(bind);
   }
   auto io = r.count<std::size_t>("http.io-threads");
-  // Half the cores: the other half runs the actors. Measured on 2 cores
-  // (bench/http, unpinned): one I/O thread served 1.25x the requests of two,
-  // because fewer threads batch more per hand-over (see http_lane).
-  if (io == 0) io = std::max(1u, std::thread::hardware_concurrency() / 2);
+  // Half the CPUs this process may use (affinity mask and cgroup quota,
+  // app/config_cpus.hpp): the other half runs the actors. Measured on 2
+  // cores (bench/http, unpinned): one I/O thread served 1.25x the requests
+  // of two, because fewer threads batch more per hand-over (see http_lane).
+  if (io == 0) io = std::max<std::size_t>(1, read_cpu_budget().usable() / 2);
   h.io_threads = io;
   h.max_url_length = r.count<std::size_t>("http.max-url-length");
   h.max_header_bytes = r.count<std::size_t>("http.max-header-bytes");
@@ -232,8 +234,6 @@ void resolve_caps(reader& r, node_caps& c) {
   c.max_peers = r.count<std::uint64_t>("caps.max-peers");
   if (r.report().empty()) add_validation(r.report(), "[caps] ", c.validate());
 }
-
-
 
 /// [tracker], [clients], [health], [allocation] and remediation.history-size:
 /// the per-swarm settings. The ban list itself is live state (`lists`).
@@ -455,6 +455,9 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   out.log_level = r.string("log.level");
   out.log_format = r.string("log.format");
   out.drain_timeout = r.millis("shutdown.drain-timeout");
+  out.state.dir = r.string("state.dir");
+  out.state.period = r.millis("state.snapshot-period");
+  out.state.peer_timeout = out.swarm.peer_timeout;
   // Read by CAF's scheduler from the merged content (see load_config).
   r.integer("scheduler.max-threads");
 }

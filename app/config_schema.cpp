@@ -112,7 +112,8 @@ std::vector<option_def> option_table() {
       text("http", "bind", "",
            "address to listen on; empty: 0.0.0.0 and :: (IPv4 and IPv6, each on its own socket)"),
       integer("http", "io-threads", 0, 0, 256,
-              "I/O threads (each one lane of the gateway); 0: half the CPU cores, at least 1"),
+              "I/O threads (each one lane of the gateway); 0: half the CPUs this process may use "
+              "(affinity mask and cgroup quota), at least 1"),
       integer("http", "max-url-length", 8192, 64, 1 << 20,
               "longest request target in bytes (path + query); longer gets 414"),
       integer("http", "max-header-bytes", 8192, 256, 1 << 20,
@@ -399,6 +400,14 @@ std::vector<option_def> option_table() {
              "log line format: text (2026-12-01T16:50:00.123Z info ...) or json (one object "
              "per line: time, level, msg); times in UTC; the level changes at run time with PUT "
              "/api/log/level"),
+      // [state]
+      text("state", "dir", "",
+           "directory of the state file (swarms, peers, counters, bans, operator holds), "
+           "loaded at start before the ports open and written on SIGTERM and every "
+           "snapshot-period; empty: nothing survives a restart"),
+      duration_or("state", "snapshot-period", 300s, 0s, 10s, 24h,
+                  "how often the state file is written while running (a SIGKILL loses at most "
+                  "this much); 0s: only on SIGTERM"),
       // [shutdown]
       duration("shutdown", "drain-timeout", 10s, 0s, 1h,
                "on SIGINT/SIGTERM, how long open requests may still finish before the actors "
@@ -406,8 +415,8 @@ std::vector<option_def> option_table() {
       // [scheduler]: CAF's own option, read by CAF's scheduler.
       [] {
         auto o = integer("scheduler", "max-threads", 0, 0, 1024,
-                         "actor scheduler threads; 0: CAF's default, the number of CPU cores "
-                         "but at least 4");
+                         "actor scheduler threads; 0: one per CPU this process may use (its "
+                         "affinity mask and cgroup quota)");
         o.caf_owned = true;
         return o;
       }(),
@@ -451,6 +460,8 @@ const std::vector<section_def>& sections() {
       {"cluster", "a cluster of tracker nodes",
        "cluster/cluster_config.hpp (cluster_config)"},
       {"log", "logging", "app/logging.hpp (spdlog)"},
+      {"state", "what survives a restart: the state file",
+       "runtime/state_keeper.hpp (state_config)"},
       {"shutdown", "stopping on SIGINT/SIGTERM", "app/swarmkeeper_main.cpp (drain)"},
       {"scheduler", "CAF's actor scheduler", "CAF's actor_system_config"},
   };
@@ -467,6 +478,7 @@ const std::vector<alias_def>& aliases() {
       {"http-port", "http.port"},
       {"bind", "http.bind"},
       {"io-threads", "http.io-threads"},
+      {"state-dir", "state.dir"},
       {"log-level", "log.level"},
       {"udp-port", "udp.port"},
       {"no-udp", "udp.enable", true},

@@ -6,14 +6,16 @@
 ///          banned clients) ─▶ reachability prober (if probe.enable) ─▶
 ///          swarm directory (handed the prober and the ban list) ─▶
 ///          supervisor (restarts crashed swarms, spawns remediation) ─▶
-///          cluster node (if cluster.port) ─▶ gateway (handed the access
+///          state file (if state.dir: swarms, bans, holds of the last run;
+///          then a snapshot every state.snapshot-period) ─▶ cluster node (if cluster.port) ─▶ gateway (handed the access
 ///          list) ─▶ UDP server (sockets, socket workers) ─▶ HTTP server
 ///          (listeners, I/O threads) ─▶ admin API (if admin.port; last, so
 ///          it reports on running parts)
 ///   stop:  stop the admin API (first) ─▶ stop accepting HTTP ─▶ stop UDP
 ///          (stop receiving, drain replies in flight, stop workers) ─▶ drain
 ///          HTTP connections ─▶ stop I/O threads ─▶ stop the prober (aborts
-///          probes in flight) ─▶ leave the cluster (hand swarms over) ─▶ stop
+///          probes in flight) ─▶ write the state file (if state.dir) ─▶
+///          leave the cluster (hand swarms over) ─▶ stop
 ///          swarms, then the supervisor and its remediation actors ─▶
 ///          gateway ─▶ actor system
 ///
@@ -43,6 +45,7 @@
 #include "app/config.hpp"
 #include "app/logging.hpp"
 #include "app/sd_notify.hpp"
+#include "runtime/state_keeper.hpp"
 #include "admin/admin_server.hpp"
 #include "net/http/http_server.hpp"
 #include "net/probe/reachability_prober.hpp"
@@ -158,10 +161,17 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
                settings.caps.max_swarms, settings.caps.max_peers, settings.swarm.max_peers,
                settings.gateway.new_swarm_burst, settings.gateway.new_swarms_per_minute);
   sk::swarm_directory directory{sys, settings.swarm, node};
-
   if (prober) directory.set_prober(prober->actor());
   // Before anything can route: every swarm is supervised from its spawn.
   directory.start_supervisor(settings.supervisor);
+  // Before any front end or the cluster can route: the swarms, bans and
+  // holds of the last run are back before the first announce.
+  std::optional<sk::state_keeper> state;
+  if (!settings.state.dir.empty()) {
+    state.emplace(sys, directory, lists.bans(), settings.state);
+    state->load();
+    state->start();
+  }
   // Before the front ends: the node joins the cluster in the background and
   // the directory routes by its view from the first request on.
   std::optional<sk::cluster::cluster_node> cluster;
@@ -253,6 +263,17 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
         "reachability probes: {} dialled ({} reachable, {} unreachable, {} bogus), "
         "{} remembered, {} refused, {} dropped",
         c.started, c.reachable, c.unreachable, c.bogus, c.remembered, c.refused, c.dropped);
+  }
+  // After the drain (nothing changes any more), before a cluster hands
+  // the swarms over and before they stop.
+  if (state) {
+    if (state->save_now(std::max(settings.drain_timeout, std::chrono::milliseconds{60000}))) {
+      const auto& st = *state->stats();
+      spdlog::info("state: wrote {} swarms, {} peers ({} bytes) to {} in {} ms",
+                   st.last_swarms.load(), st.last_peers.load(), st.last_bytes.load(),
+                   sk::state_file::path_in(settings.state.dir), st.last_duration_ms.load());
+    }
+    state->stop();
   }
   if (cluster) {
     // Graceful leave: every local swarm goes to its next owner first.

@@ -25,11 +25,11 @@ case "${1:-}" in
   *) echo "usage: deploy/install-deps.sh [--run|--bench]" >&2; exit 2 ;;
 esac
 
-# Building and running: the daemon links CAF, spdlog/fmt, OpenSSL; swarmctl
+# Building and running: the daemon links CAF, spdlog/fmt, OpenSSL, zlib; swarmctl
 # libedit (BSD, not GNU readline); Boost.Beast/Asio are headers.
 packages=(
   build-essential cmake ccache pkg-config
-  libcaf-dev libboost-dev libspdlog-dev libfmt-dev libssl-dev libedit-dev
+  libcaf-dev libboost-dev libspdlog-dev libfmt-dev libssl-dev libedit-dev zlib1g-dev
 )
 if [[ $mode != run ]]; then
   packages+=(

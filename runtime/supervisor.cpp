@@ -91,6 +91,31 @@ void watch(supervisor_actor_ptr self, const info_hash& hash, const local_swarm_a
   self->monitor(swarm);
 }
 
+supervisor_holds current_holds(supervisor_actor_ptr self) {
+  auto& st = self->state;
+  supervisor_holds h;
+  for (const auto& [hash, e] : st.swarms)
+    if (e.pinned) h.pinned.emplace_back(hash, std::string(to_string(*e.pinned)));
+  const auto now = self->clock().now();
+  for (const auto& [hash, until] : st.holdoff)
+    if (until > now)
+      h.holdoff_left_ms.emplace_back(
+          hash, std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count());
+  return h;
+}
+
+/// Holds read back from the state file, after their swarms were installed
+/// (so each pin lands on the entry its swarm's watch created). A pin for a
+/// hash without a swarm waits in an entry of its own for that swarm.
+void restore_holds(supervisor_actor_ptr self, const supervisor_holds& h) {
+  auto& st = self->state;
+  for (const auto& [hash, name] : h.pinned)
+    if (auto p = parse_policy(name)) st.swarms[hash].pinned = *p;
+  const auto now = self->clock().now();
+  for (const auto& [hash, left] : h.holdoff_left_ms)
+    if (left > 0) st.holdoff[hash] = now + std::chrono::milliseconds{left};
+}
+
 void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const info_hash& hash) {
   auto& st = self->state;
   auto it = st.swarms.find(hash);
@@ -458,6 +483,8 @@ supervisor_actor::behavior_type supervisor_behavior(supervisor_actor_ptr self,
         return out;
       },
       [self](counters_atom) { return self->state.counters; },
+      [self](holds_atom, caf::get_atom) { return current_holds(self); },
+      [self](holds_atom, caf::put_atom, supervisor_holds& h) { restore_holds(self, h); },
       [self](events_atom, caf::put_atom, supervisor_event& e) {
         // Time is the supervisor's, like every other event's.
         note(self, e.hash, std::move(e.kind), std::move(e.detail));

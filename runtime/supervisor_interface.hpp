@@ -19,6 +19,22 @@ using remediate_atom = caf::atom_constant<caf::atom("remediate")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using counters_atom = caf::atom_constant<caf::atom("counters")>;
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
+/// The operator's holds (pinned policies, hold-offs), for the state file.
+using holds_atom = caf::atom_constant<caf::atom("holds")>;
+
+/// The supervisor's operator decisions that outlive a restart: pinned
+/// policies (by name), and the hold-offs after an operator stopped a
+/// remediation, as time left.
+struct supervisor_holds {
+  std::vector<std::pair<info_hash, std::string>> pinned;
+  std::vector<std::pair<info_hash, std::int64_t>> holdoff_left_ms;
+  bool empty() const noexcept { return pinned.empty() && holdoff_left_ms.empty(); }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, supervisor_holds& x) {
+  return f(caf::meta::type_name("supervisor_holds"), x.pinned, x.holdoff_left_ms);
+}
 
 /// The supervisor's operator calls about one swarm. A remote handle
 /// implements them too, for its swarm: they go to the supervisor of the
@@ -38,6 +54,8 @@ using supervisor_operator_interface =
                      caf::reacts_to<events_atom, caf::put_atom, supervisor_event>,
                      caf::replies_to<remediate_atom, caf::get_atom>::with<std::vector<info_hash>>,
                      caf::replies_to<counters_atom>::with<supervisor_counters>,
+                     caf::replies_to<holds_atom, caf::get_atom>::with<supervisor_holds>,
+                     caf::reacts_to<holds_atom, caf::put_atom, supervisor_holds>,
                      caf::replies_to<caf::get_atom, info_hash>::with<local_swarm_actor>>;
 
 /// What the directory sends the supervisor for every swarm it spawns.

@@ -13,7 +13,7 @@
 # DIR defaults to build/fuzz. Each run first executes the checked-in
 # regression inputs (regressions/TARGET/*), then fuzzes a fresh copy of the
 # seed corpus (corpus/TARGET/) with the target's dictionary for
-# SK_FUZZ_SECONDS seconds (default 20). New crash inputs land in
+# SK_FUZZ_SECONDS seconds (default 30). New crash inputs land in
 # DIR/artifacts/TARGET/; minimize one with
 #   DIR/bin/TARGET_fuzz -minimize_crash=1 -runs=20000 CRASH
 # and check it in under regressions/TARGET/.
@@ -24,7 +24,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build_dir="$root/build/fuzz"
-seconds=${SK_FUZZ_SECONDS:-20}
+seconds=${SK_FUZZ_SECONDS:-30}
 cxx=${SK_FUZZ_CXX:-clang++-14}
 
 if [[ ${1:-} == --build-dir ]]; then

@@ -1,0 +1,317 @@
+#include "runtime/state_keeper.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "runtime/directory.hpp"
+#include "runtime/supervisor_interface.hpp"
+#include "tracker/client_id.hpp"
+
+namespace sk {
+
+namespace {
+
+using save_atom = caf::atom_constant<caf::atom("save")>;
+
+std::int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void age(std::int64_t& v, std::int64_t by) {
+  if (v >= 0) v += by;
+}
+
+/// Everything the keeper actor shares with its owner.
+struct keeper_context {
+  swarm_directory* dir;
+  std::shared_ptr<live_ban_list> bans;
+  state_config cfg;
+  std::shared_ptr<state_stats> stats;
+};
+
+struct keeper_state {
+  static inline const char* name = "sk.state_keeper";
+  std::shared_ptr<keeper_context> ctx;
+  // One write at a time.
+  bool busy = false;
+  std::unique_ptr<state_file::writer> out;
+  std::vector<std::pair<info_hash, local_swarm_actor>> queue;
+  std::size_t next = 0;
+  std::size_t pending = 0;
+  std::uint64_t left_out = 0;
+  std::chrono::steady_clock::time_point started;
+  std::vector<caf::response_promise> waiting;
+};
+
+using keeper_ptr = caf::stateful_actor<keeper_state>*;
+
+void finish(keeper_ptr self, bool ok, const std::string& error) {
+  auto& st = self->state;
+  auto& stats = *st.ctx->stats;
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - st.started)
+                        .count();
+  if (ok) {
+    stats.last_write_unix_ms.store(unix_ms_now());
+    stats.last_duration_ms.store(took);
+    stats.last_bytes.store(st.out->bytes());
+    stats.last_swarms.store(st.out->swarms());
+    stats.last_peers.store(st.out->peers());
+    stats.writes.fetch_add(1);
+    spdlog::debug("state: wrote {} swarms, {} peers, {} bytes in {} ms{}", st.out->swarms(),
+                  st.out->peers(), st.out->bytes(), took,
+                  st.left_out ? " (" + std::to_string(st.left_out) + " swarms did not answer)"
+                              : std::string{});
+  } else {
+    stats.write_failures.fetch_add(1);
+    stats.set_last_error(error);
+    spdlog::error("state: snapshot not written: {} (the previous state file stays)", error);
+  }
+  st.out.reset();
+  st.queue.clear();
+  st.queue.shrink_to_fit();
+  st.busy = false;
+  for (auto& rp : st.waiting) rp.deliver(ok);
+  st.waiting.clear();
+}
+
+void write_tail(keeper_ptr self) {
+  auto& st = self->state;
+  if (st.ctx->bans) st.out->add(st.ctx->bans->snapshot()->rules());
+  auto commit = [self] {
+    auto& s = self->state;
+    std::string error;
+    const bool ok = s.out->commit(&error);
+    finish(self, ok, error);
+  };
+  const auto& sup = st.ctx->dir->supervisor_handle();
+  if (!sup) {
+    commit();
+    return;
+  }
+  self->request(sup, st.ctx->cfg.swarm_timeout, holds_atom::value, caf::get_atom::value)
+      .then(
+          [self, commit](supervisor_holds& h) {
+            if (!h.empty()) self->state.out->add(h);
+            commit();
+          },
+          [commit](caf::error&) { commit(); });
+}
+
+void pump(keeper_ptr self) {
+  auto& st = self->state;
+  while (st.pending < st.ctx->cfg.in_flight && st.next < st.queue.size()) {
+    auto swarm = st.queue[st.next++].second;
+    ++st.pending;
+    auto done = [self] {
+      auto& s = self->state;
+      --s.pending;
+      if (!s.out) return;  // the write was abandoned
+      if (s.next == s.queue.size() && s.pending == 0)
+        write_tail(self);
+      else
+        pump(self);
+    };
+    self->request(swarm, st.ctx->cfg.swarm_timeout, snapshot_atom::value)
+        .then(
+            [self, done](swarm_snapshot& snap) {
+              if (self->state.out) self->state.out->add(snap);
+              done();
+            },
+            [self, done](caf::error&) {
+              // The swarm ended meanwhile (its successor answers the next
+              // time) or did not answer in time.
+              ++self->state.left_out;
+              done();
+            });
+  }
+}
+
+void begin(keeper_ptr self) {
+  auto& st = self->state;
+  if (st.busy) return;
+  std::string error;
+  st.started = std::chrono::steady_clock::now();
+  st.out = state_file::writer::open(st.ctx->cfg.dir, unix_ms_now(), &error);
+  if (!st.out) {
+    st.busy = true;
+    finish(self, false, error);
+    return;
+  }
+  st.busy = true;
+  st.queue = st.ctx->dir->local_swarms();
+  st.next = 0;
+  st.pending = 0;
+  st.left_out = 0;
+  if (st.queue.empty())
+    write_tail(self);
+  else
+    pump(self);
+}
+
+caf::behavior keeper_behavior(keeper_ptr self, std::shared_ptr<keeper_context> ctx) {
+  self->state.ctx = std::move(ctx);
+  return {
+      [self](caf::tick_atom) {
+        begin(self);
+        self->delayed_send(self, self->state.ctx->cfg.period, caf::tick_atom::value);
+      },
+      [self](save_atom) {
+        auto rp = self->make_response_promise();
+        self->state.waiting.push_back(rp);
+        begin(self);
+        return rp;
+      },
+  };
+}
+
+}  // namespace
+
+std::string state_stats::load_problem() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  return load_problem_;
+}
+std::string state_stats::moved_to() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  return moved_to_;
+}
+std::string state_stats::last_error() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  return last_error_;
+}
+void state_stats::set_load_problem(std::string problem, std::string moved) {
+  std::lock_guard<std::mutex> g(mutex_);
+  load_problem_ = std::move(problem);
+  moved_to_ = std::move(moved);
+}
+void state_stats::set_last_error(std::string e) {
+  std::lock_guard<std::mutex> g(mutex_);
+  last_error_ = std::move(e);
+}
+
+std::size_t age_snapshot(swarm_snapshot& s, std::int64_t downtime_ms,
+                         std::chrono::milliseconds peer_timeout) {
+  const std::int64_t by = std::max<std::int64_t>(downtime_ms, 0);
+  const auto before = s.peers.size();
+  for (auto& p : s.peers) {
+    age(p.first_seen_age_ms, by);
+    age(p.last_announce_age_ms, by);
+    age(p.last_progress_age_ms, by);
+    age(p.completed_age_ms, by);
+  }
+  s.peers.erase(std::remove_if(s.peers.begin(), s.peers.end(),
+                               [&](const peer_snapshot& p) {
+                                 return p.last_announce_age_ms > peer_timeout.count();
+                               }),
+                s.peers.end());
+  return before - s.peers.size();
+}
+
+state_keeper::state_keeper(caf::actor_system& sys, swarm_directory& dir,
+                           std::shared_ptr<live_ban_list> bans, state_config cfg)
+    : sys_(sys),
+      dir_(dir),
+      bans_(std::move(bans)),
+      cfg_(std::move(cfg)),
+      stats_(std::make_shared<state_stats>()) {}
+
+state_keeper::~state_keeper() { stop(); }
+
+void state_keeper::load() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t now_ms = unix_ms_now();
+  std::int64_t written = 0;
+  std::uint64_t swarms = 0, peers = 0, expired = 0, bans = 0, refused_bans = 0;
+  std::vector<swarm_snapshot> pending;
+  std::vector<ban_rule> ban_rules;
+  supervisor_holds holds;
+  state_file::sink out;
+  // The file is checked whole before the first record arrives here; the
+  // records are only installed once every one of them decoded.
+  out.swarm = [&](swarm_snapshot&& s) { pending.push_back(std::move(s)); };
+  out.bans = [&](std::vector<ban_rule>&& b) { ban_rules = std::move(b); };
+  out.holds = [&](supervisor_holds&& h) { holds = std::move(h); };
+  auto r = state_file::read(cfg_.dir, out);
+  written = r.written_unix_ms;
+  if (r.status == state_file::read_result::outcome::absent) {
+    stats_->load.store(state_stats::absent);
+    spdlog::info("state: no state file in {} (a first start)", cfg_.dir);
+    return;
+  }
+  if (r.status == state_file::read_result::outcome::refused) {
+    std::string error;
+    std::string moved = state_file::move_aside(cfg_.dir, &error);
+    stats_->load.store(state_stats::refused);
+    stats_->set_load_problem(r.problem, moved);
+    spdlog::error("state: {} refused: {}; {}; starting empty", state_file::path_in(cfg_.dir),
+                  r.problem, moved.empty() ? error : "moved aside to " + moved);
+    return;
+  }
+  const std::int64_t downtime = std::max<std::int64_t>(now_ms - written, 0);
+  for (auto& s : pending) {
+    expired += age_snapshot(s, downtime, cfg_.peer_timeout);
+    peers += s.peers.size();
+    ++swarms;
+    dir_.install(s);
+  }
+  pending.clear();
+  if (bans_) {
+    for (auto& rule : ban_rules) {
+      if (bans_->add(rule.prefix, rule.reason) == live_ban_list::add_result::invalid)
+        ++refused_bans;
+      else
+        ++bans;
+    }
+  }
+  if (!holds.empty()) {
+    if (const auto& sup = dir_.supervisor_handle())
+      caf::anon_send(sup, holds_atom::value, caf::put_atom::value, std::move(holds));
+  }
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count();
+  stats_->load_duration_ms.store(took);
+  stats_->loaded_swarms.store(swarms);
+  stats_->loaded_peers.store(peers);
+  stats_->expired_peers.store(expired);
+  stats_->loaded_bans.store(bans);
+  stats_->load.store(state_stats::loaded);
+  spdlog::info("state: loaded {} swarms, {} peers, {} bans from {} (written {} s ago) in {} ms; "
+               "{} peers expired while down{}",
+               swarms, peers, bans, state_file::path_in(cfg_.dir), downtime / 1000, took, expired,
+               refused_bans ? ", " + std::to_string(refused_bans) + " bans refused" : "");
+}
+
+void state_keeper::start() {
+  if (actor_) return;
+  auto ctx = std::make_shared<keeper_context>(keeper_context{&dir_, bans_, cfg_, stats_});
+  actor_ = sys_.spawn<caf::detached>(keeper_behavior, std::move(ctx));
+  if (cfg_.period.count() > 0)
+    caf::delayed_anon_send(actor_, cfg_.period, caf::tick_atom::value);
+}
+
+bool state_keeper::save_now(std::chrono::milliseconds timeout) {
+  start();
+  bool ok = false;
+  caf::scoped_actor self{sys_};
+  self->request(actor_, timeout, save_atom::value)
+      .receive([&](bool committed) { ok = committed; },
+               [&](caf::error& e) {
+                 spdlog::error("state: final snapshot not written: {}", sys_.render(e));
+               });
+  return ok;
+}
+
+void state_keeper::stop() {
+  if (actor_) {
+    caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+    actor_ = caf::actor{};
+  }
+}
+
+}  // namespace sk

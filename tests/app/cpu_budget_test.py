@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The daemon's default thread counts follow the CPUs it may use: started
+with the default config under `taskset -c 0`, it must start one I/O thread
+and one scheduler thread (not one per core of the machine), and under a
+two-CPU mask one I/O thread and two scheduler threads.
+
+usage: cpu_budget_test.py path/to/swarmkeeper
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+LINE = re.compile(r"serving HTTP on .*\((\d+) I/O threads, (\d+) scheduler threads\)")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def threads_under(binary, cpus):
+    port = free_port()
+    cmd = ["taskset", "-c", cpus, binary, "--http.bind=127.0.0.1", f"--http.port={port}",
+           f"--udp.port={port}", "--admin.port=0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    deadline = time.monotonic() + 60
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            m = LINE.search(line)
+            if m:
+                return int(m.group(1)), int(m.group(2))
+            if time.monotonic() > deadline:
+                break
+        raise AssertionError(f"no 'serving HTTP' line from {' '.join(cmd)}:\n{''.join(seen)}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError("daemon did not stop on SIGTERM")
+
+
+def main():
+    binary = sys.argv[1]
+    got = threads_under(binary, "0")
+    assert got == (1, 1), f"pinned to one CPU: expected 1 I/O and 1 scheduler thread, got {got}"
+    print(f"taskset -c 0: {got[0]} I/O thread, {got[1]} scheduler thread")
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) >= 2:
+        mask = f"{allowed[0]},{allowed[1]}"
+        got = threads_under(binary, mask)
+        assert got == (1, 2), f"two CPUs: expected 1 I/O and 2 scheduler threads, got {got}"
+        print(f"taskset -c {mask}: {got[0]} I/O thread, {got[1]} scheduler threads")
+    else:
+        print("only one CPU in this test's own mask: the two-CPU case was not run")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

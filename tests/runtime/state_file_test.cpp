@@ -1,0 +1,282 @@
+// The state file: what is written comes back whole; a file that is
+// truncated anywhere, has any byte flipped, another version, or nothing in
+// it is refused as a whole (no record handed out) with a reason; refused
+// files are moved aside, never deleted; ages grow by the downtime and
+// expired peers are dropped.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "runtime/state_file.hpp"
+#include "runtime/state_keeper.hpp"
+#include "runtime/swarm_actor.hpp"
+#include "runtime/swarm_snapshot.hpp"
+#include "tracker/swarm_core.hpp"
+#include "announces.hpp"
+
+namespace sk {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using outcome = state_file::read_result::outcome;
+
+info_hash hash_of(std::uint8_t b) {
+  info_hash h;
+  h.bytes.fill(b);
+  return h;
+}
+
+peer_id peer_of(std::uint32_t i) {
+  peer_id p;
+  for (std::size_t k = 0; k < 4; ++k) p.bytes[k] = static_cast<std::uint8_t>(i >> (8 * k));
+  p.bytes[19] = 0x42;
+  return p;
+}
+
+/// A swarm of `n` peers (every third a seeder) and one completion.
+swarm_snapshot swarm_of(std::uint8_t b, std::uint32_t n) {
+  swarm_config cfg;
+  const auto h = hash_of(b);
+  swarm_core core(h, cfg, b);
+  const health_time t0 = health_time{} + 10h;
+  announce_result res;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    reset_result(res);
+    const endpoint from{ip_address::make_v4(0x0a000000u + i), static_cast<std::uint16_t>(7000 + i)};
+    core.announce(test::swarm_announce_of(h, peer_of(i), from, i % 3 == 0 ? 0 : 500),
+                  t0 + i * 1s, res);
+  }
+  if (n > 1) {
+    reset_result(res);
+    const endpoint from{ip_address::make_v4(0x0a000001u), 7001};
+    core.announce(test::swarm_announce_of(h, peer_of(1), from, 0, announce_event::completed),
+                  t0 + 100s, res);
+  }
+  return take_snapshot(core, t0 + 120s);
+}
+
+class StateFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() /
+            ("sk-state-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// Writes three swarms, two bans and holds; returns the file's bytes.
+  std::vector<char> write_sample(std::int64_t written = 1'700'000'000'000) {
+    std::string error;
+    auto w = state_file::writer::open(dir_, written, &error);
+    EXPECT_TRUE(w) << error;
+    EXPECT_TRUE(w->add(swarm_of(1, 10)));
+    EXPECT_TRUE(w->add(swarm_of(2, 1)));
+    EXPECT_TRUE(w->add(swarm_of(3, 40)));
+    EXPECT_TRUE(w->add(std::vector<ban_rule>{{"-XX0001-", "broken client"}, {"-YY", "abuse"}}));
+    supervisor_holds h;
+    h.pinned.emplace_back(hash_of(1), "role-aware");
+    h.holdoff_left_ms.emplace_back(hash_of(3), 120000);
+    EXPECT_TRUE(w->add(h));
+    EXPECT_EQ(w->swarms(), 3u);
+    EXPECT_EQ(w->peers(), 51u);
+    EXPECT_TRUE(w->commit(&error)) << error;
+    return file_bytes();
+  }
+  std::vector<char> file_bytes() const {
+    std::ifstream in(state_file::path_in(dir_), std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  void put_file(const std::vector<char>& bytes) const {
+    fs::create_directories(dir_);
+    std::ofstream(state_file::path_in(dir_), std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  struct collected {
+    std::vector<swarm_snapshot> swarms;
+    std::vector<ban_rule> bans;
+    supervisor_holds holds;
+    int calls = 0;
+  };
+  state_file::sink sink_into(collected& c) {
+    state_file::sink s;
+    s.swarm = [&c](swarm_snapshot&& x) {
+      ++c.calls;
+      c.swarms.push_back(std::move(x));
+    };
+    s.bans = [&c](std::vector<ban_rule>&& b) {
+      ++c.calls;
+      c.bans = std::move(b);
+    };
+    s.holds = [&c](supervisor_holds&& h) {
+      ++c.calls;
+      c.holds = std::move(h);
+    };
+    return s;
+  }
+  std::string dir_;
+};
+
+TEST_F(StateFile, AbsentFileIsAFirstStart) {
+  collected c;
+  auto r = state_file::read(dir_, sink_into(c));
+  EXPECT_EQ(r.status, outcome::absent);
+  EXPECT_EQ(c.calls, 0);
+}
+
+TEST_F(StateFile, EverythingWrittenComesBack) {
+  write_sample(1'700'000'123'456);
+  collected c;
+  auto r = state_file::read(dir_, sink_into(c));
+  ASSERT_EQ(r.status, outcome::loaded) << r.problem;
+  EXPECT_EQ(r.written_unix_ms, 1'700'000'123'456);
+  EXPECT_EQ(r.swarms, 3u);
+  EXPECT_EQ(r.peers, 51u);
+  ASSERT_EQ(c.swarms.size(), 3u);
+  const auto want = swarm_of(3, 40);
+  const auto& got = c.swarms[2];
+  EXPECT_EQ(got.hash, want.hash);
+  EXPECT_EQ(got.downloaded, want.downloaded);
+  EXPECT_EQ(got.downloaded, 1u);
+  ASSERT_EQ(got.peers.size(), want.peers.size());
+  for (std::size_t i = 0; i < got.peers.size(); ++i) {
+    EXPECT_EQ(got.peers[i].id, want.peers[i].id);
+    EXPECT_EQ(got.peers[i].left, want.peers[i].left);
+    EXPECT_EQ(got.peers[i].last_announce_age_ms, want.peers[i].last_announce_age_ms);
+  }
+  EXPECT_EQ(got.counters, want.counters);
+  ASSERT_EQ(c.bans.size(), 2u);
+  EXPECT_EQ(c.bans[0].prefix, "-XX0001-");
+  EXPECT_EQ(c.bans[1].reason, "abuse");
+  ASSERT_EQ(c.holds.pinned.size(), 1u);
+  EXPECT_EQ(c.holds.pinned[0].first, hash_of(1));
+  EXPECT_EQ(c.holds.pinned[0].second, "role-aware");
+  ASSERT_EQ(c.holds.holdoff_left_ms.size(), 1u);
+  EXPECT_EQ(c.holds.holdoff_left_ms[0].second, 120000);
+  // The temporary file is gone after the rename; the file is private.
+  EXPECT_FALSE(fs::exists(fs::path(dir_) / state_file::temp_name));
+  struct stat st {};
+  ASSERT_EQ(::stat(state_file::path_in(dir_).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(StateFile, EveryTruncationIsRefusedWhole) {
+  const auto bytes = write_sample();
+  ASSERT_GT(bytes.size(), 100u);
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    collected c;
+    auto r = state_file::read_bytes(std::vector<char>(bytes.begin(), bytes.begin() + n),
+                                    sink_into(c));
+    ASSERT_EQ(r.status, outcome::refused) << "cut at " << n;
+    EXPECT_FALSE(r.problem.empty());
+    ASSERT_EQ(c.calls, 0) << "a record of a file cut at " << n << " was handed out";
+  }
+}
+
+TEST_F(StateFile, EveryFlippedByteIsRefusedWhole) {
+  const auto bytes = write_sample();
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    auto bad = bytes;
+    bad[i] = static_cast<char>(bad[i] ^ 0x10);
+    collected c;
+    auto r = state_file::read_bytes(bad, sink_into(c));
+    // The written-time field is not covered by any check but the CRC, like
+    // every other byte: nothing may slip through.
+    ASSERT_EQ(r.status, outcome::refused) << "byte " << i;
+    ASSERT_EQ(c.calls, 0) << "byte " << i;
+  }
+}
+
+TEST_F(StateFile, ForeignVersionEmptyAndGarbageAreRefusedWithAReason) {
+  auto bytes = write_sample();
+  auto future = bytes;
+  future[8] = static_cast<char>(state_file::version + 1);
+  collected c;
+  auto r = state_file::read_bytes(future, sink_into(c));
+  EXPECT_EQ(r.status, outcome::refused);
+  EXPECT_NE(r.problem.find("version"), std::string::npos) << r.problem;
+  r = state_file::read_bytes({}, sink_into(c));
+  EXPECT_EQ(r.status, outcome::refused);
+  EXPECT_NE(r.problem.find("empty"), std::string::npos) << r.problem;
+  r = state_file::read_bytes(std::vector<char>(1000, 'x'), sink_into(c));
+  EXPECT_EQ(r.status, outcome::refused);
+  EXPECT_NE(r.problem.find("magic"), std::string::npos) << r.problem;
+  // Bytes appended after the trailer.
+  auto longer = bytes;
+  longer.push_back('!');
+  r = state_file::read_bytes(longer, sink_into(c));
+  EXPECT_EQ(r.status, outcome::refused);
+  EXPECT_EQ(c.calls, 0);
+}
+
+TEST_F(StateFile, RefusedFileIsMovedAsideNotDeleted) {
+  put_file({'g', 'a', 'r', 'b', 'a', 'g', 'e'});
+  std::string error;
+  const auto first = state_file::move_aside(dir_, &error);
+  ASSERT_FALSE(first.empty()) << error;
+  EXPECT_FALSE(fs::exists(state_file::path_in(dir_)));
+  ASSERT_TRUE(fs::exists(first));
+  EXPECT_EQ(fs::file_size(first), 7u);
+  EXPECT_NE(first.find("swarmkeeper.state.bad-"), std::string::npos);
+  // A second one in the same second gets a name of its own.
+  put_file({'x'});
+  const auto second = state_file::move_aside(dir_, &error);
+  ASSERT_FALSE(second.empty()) << error;
+  EXPECT_NE(first, second);
+  EXPECT_TRUE(fs::exists(first));
+  EXPECT_TRUE(fs::exists(second));
+}
+
+TEST_F(StateFile, AFailedWriteKeepsTheOldFile) {
+  const auto old = write_sample();
+  {
+    std::string error;
+    auto w = state_file::writer::open(dir_, 1, &error);
+    ASSERT_TRUE(w) << error;
+    ASSERT_TRUE(w->add(swarm_of(9, 3)));
+    // Dropped before commit (a crash or an error mid-write).
+  }
+  EXPECT_EQ(file_bytes(), old);
+  EXPECT_FALSE(fs::exists(fs::path(dir_) / state_file::temp_name));
+}
+
+TEST_F(StateFile, UnwritableDirectoryIsAnErrorNotACrash) {
+  std::string error;
+  auto w = state_file::writer::open("/proc/sk-no-such-dir/state", 1, &error);
+  EXPECT_FALSE(w);
+  EXPECT_FALSE(error.empty());
+}
+
+TEST(StateAging, DowntimeAgesPeersAndDropsTheExpired) {
+  auto s = swarm_of(5, 10);
+  // Peer i announced at t0 + i s; the snapshot was taken at t0 + 120 s, so
+  // peer i is (120 - i) s old (peer 1 re-announced at t0 + 100 s: 20 s).
+  std::vector<std::int64_t> before;
+  for (const auto& p : s.peers) before.push_back(p.last_announce_age_ms);
+  auto kept = s;
+  EXPECT_EQ(age_snapshot(kept, 1000, 1h), 0u);
+  for (std::size_t i = 0; i < kept.peers.size(); ++i)
+    EXPECT_EQ(kept.peers[i].last_announce_age_ms, before[i] + 1000);
+  // Down for 3,600 s with a timeout of 3,700 s: peers older than 100 s at
+  // the snapshot are gone (ages 111..120 s: peers 0 and 2..9), peer 1 (20 s)
+  // stays.
+  auto aged = s;
+  EXPECT_EQ(age_snapshot(aged, 3'600'000, 3700s), 9u);
+  ASSERT_EQ(aged.peers.size(), 1u);
+  EXPECT_EQ(aged.peers[0].id, peer_of(1));
+  // A clock that went backwards is no downtime.
+  auto back = s;
+  EXPECT_EQ(age_snapshot(back, -5000, 1h), 0u);
+  EXPECT_EQ(back.peers[0].last_announce_age_ms, before[0]);
+}
+
+}  // namespace
+}  // namespace sk
