@@ -353,14 +353,14 @@
     const http = node.requests && node.requests.http;
     const sample = {
       at: now,
-      announces: metric(metrics, 'swarmkeeper_swarm_announces'),
+      announces: (metrics.swarmkeeper_announces_total || []).reduce((n, s) => n + s.value, 0),
       udp: udp ? udp.received : null,
       admin: (admin.ok || 0) + (admin.client_errors || 0) + (admin.server_errors || 0) +
              (admin.unauthorized || 0),
     };
-    // Rates from two polls' counters. The announce counter belongs to the
-    // swarms alive now, so it drops when a swarm ends: never show a
-    // negative rate.
+    // Rates from two polls' counters (announces: both transports'
+    // swarmkeeper_announces_total). A restarted daemon starts them at 0
+    // again: never show a negative rate.
     const per = (key) => {
       if (previous === null || sample[key] === null || previous[key] === null) return null;
       const dt = (sample.at - previous.at) / 1000;
