@@ -267,12 +267,8 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   // After the drain (nothing changes any more), before a cluster hands
   // the swarms over and before they stop.
   if (state) {
-    if (state->save_now(std::max(settings.drain_timeout, std::chrono::milliseconds{60000}))) {
-      const auto& st = *state->stats();
-      spdlog::info("state: wrote {} swarms, {} peers ({} bytes) to {} in {} ms",
-                   st.last_swarms.load(), st.last_peers.load(), st.last_bytes.load(),
-                   sk::state_file::path_in(settings.state.dir), st.last_duration_ms.load());
-    }
+    // The keeper logs the write (or why it failed).
+    state->save_now(std::max(settings.drain_timeout, std::chrono::milliseconds{60000}));
     state->stop();
   }
   if (cluster) {

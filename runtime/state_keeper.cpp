@@ -63,10 +63,10 @@ void finish(keeper_ptr self, bool ok, const std::string& error) {
     stats.last_swarms.store(st.out->swarms());
     stats.last_peers.store(st.out->peers());
     stats.writes.fetch_add(1);
-    spdlog::debug("state: wrote {} swarms, {} peers, {} bytes in {} ms{}", st.out->swarms(),
-                  st.out->peers(), st.out->bytes(), took,
-                  st.left_out ? " (" + std::to_string(st.left_out) + " swarms did not answer)"
-                              : std::string{});
+    spdlog::info("state: wrote {} swarms, {} peers ({} bytes) to {} in {} ms{}", st.out->swarms(),
+                 st.out->peers(), st.out->bytes(), state_file::path_in(st.ctx->cfg.dir), took,
+                 st.left_out ? " (" + std::to_string(st.left_out) + " swarms did not answer)"
+                             : std::string{});
   } else {
     stats.write_failures.fetch_add(1);
     stats.set_last_error(error);
