@@ -9,6 +9,7 @@
 #include "admin/admin_handlers.hpp"
 #include "admin/admin_json.hpp"
 #include "admin/admin_process_metrics.hpp"
+#include "admin/admin_state_file.hpp"
 #include "cluster/cluster_messages.hpp"
 #include "net/gateway.hpp"
 #include "net/http/http_server.hpp"
@@ -348,6 +349,8 @@ exposition render_metrics(const admin_state& sh, const metrics_input& in) {
   probes(m, sh);
   cluster(m, in);
   admin_requests(m, sh);
+  // The state file (admin/admin_state_file.cpp).
+  write_state_file(m, sh.info.state.get());
   process(m, sh);
   return m;
 }

@@ -3,6 +3,7 @@
 #include "admin/admin_handlers.hpp"
 #include "admin/admin_json.hpp"
 #include "admin/admin_log.hpp"
+#include "admin/admin_state_file.hpp"
 #include "net/http/http_server.hpp"
 #include "net/udp/udp_server.hpp"
 
@@ -29,6 +30,8 @@ void get_node(admin_call& c) {
   j["memory"] = {{"resident_bytes", resident_bytes()}};
   // The level now (PUT /api/log/level changes it); the format is log.format.
   j["log"] = {{"level", current_log_level()}};
+  // The state file: what the start loaded or refused, the last snapshot.
+  j["state"] = state_file_json(sh.info.state.get(), sh.info.state_dir);
   json requests = json::object();
   if (sh.udp != nullptr)
     requests["udp"] = udp_requests_json(sh.udp->counters(), sh.udp->in_flight());

@@ -63,6 +63,7 @@ class swarm_directory;
 class udp_server;
 class http_server;
 class access_control;
+struct state_stats;
 class gateway;
 class reachability_prober;
 
@@ -106,6 +107,11 @@ struct admin_node_info {
   std::string version;
   /// Effective configuration as (key, value text), secrets already redacted.
   std::vector<std::pair<std::string, std::string>> config;
+  /// The state file's figures (runtime/state_keeper.hpp); null without
+  /// state.dir.
+  std::shared_ptr<const state_stats> state;
+  /// state.dir (empty: none).
+  std::string state_dir;
 };
 
 /// The admin server. start()/stop() from one controlling thread (main).

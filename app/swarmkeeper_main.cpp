@@ -213,6 +213,10 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     sk::admin_node_info info;
     info.version = SWARMKEEPER_VERSION;
     info.config = sk::redacted_config(cfg);
+    if (state) {
+      info.state = state->stats();
+      info.state_dir = settings.state.dir;
+    }
     sk::admin_config admin_cfg = settings.admin;
     admin_cfg.access = lists.access();
     admin.emplace(sys, directory, admin_cfg, std::move(info), udp ? &*udp : nullptr, &server,

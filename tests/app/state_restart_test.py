@@ -158,6 +158,12 @@ class Daemon:
         self.udp(pkt)
         return ports, seeders, leechers
 
+    def metrics(self):
+        req = urllib.request.Request("http://127.0.0.1:%d/metrics" % self.admin_port,
+                                     headers={"Authorization": "Bearer " + TOKEN})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.read().decode()
+
     def admin(self, method, path, body=None):
         req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.admin_port, path), method=method,
                                      data=None if body is None else json.dumps(body).encode(),
@@ -198,6 +204,14 @@ def sigterm_restart(binary, work):
 
     d.start()
     expect("state: loaded 3 swarms, 18 peers, 1 bans" in d.text(), "no load line", d)
+    node = d.admin("GET", "/api/node")["state"]
+    expect(node["load"]["outcome"] == "loaded" and node["load"]["swarms"] == 3
+           and node["load"]["peers"] == 18 and node["load"]["bans"] == 1,
+           "/api/node state: %r" % node, d)
+    metrics = d.metrics()
+    for line in ('swarmkeeper_state_loaded{what="swarms"} 3',
+                 'swarmkeeper_state_loaded{what="peers"} 18', "swarmkeeper_state_load_refused 0"):
+        expect(line in metrics, "/metrics lacks %r" % line, d)
     after = d.scrape(hashes)
     expect(after == before, "scrape changed over the restart: %r -> %r" % (before, after), d)
     for h in hashes:
@@ -231,6 +245,8 @@ def sigkill_after_period(binary, work):
     first = os.stat(path).st_mtime_ns
     while os.stat(path).st_mtime_ns == first and time.time() < deadline + 30:
         time.sleep(0.2)
+    last = d.admin("GET", "/api/node")["state"]["last_write"]
+    expect(last and last["swarms"] == 2 and last["peers"] == 12, "last write: %r" % last, d)
     d.stop(signal.SIGKILL)
     d.start()
     after = d.scrape(hashes)
@@ -289,6 +305,10 @@ def corrupt_files(binary, work):
                "%s: the moved file is not the original" % name, d)
         got = d.scrape([h])[h]
         expect(got == (0, 0, 0), "%s: daemon did not start empty: %r" % (name, got), d)
+        node = d.admin("GET", "/api/node")["state"]["load"]
+        expect(node["outcome"] == "refused" and node["problem"] and
+               node["moved_to"].endswith(moved[0]), "%s: /api/node says %r" % (name, node), d)
+        expect("swarmkeeper_state_load_refused 1" in d.metrics(), "%s: metric" % name, d)
         d.stop()
         print("%s state file: daemon up and empty, one log line, moved aside" % name)
 
