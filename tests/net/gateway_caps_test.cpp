@@ -48,11 +48,11 @@ struct answer {
 
 class answers {
  public:
+  // Notifies under the lock: the waiter may return and destroy this object
+  // as soon as it can take the lock, so the notify must be over by then.
   void push(answer a) {
-    {
-      std::lock_guard<std::mutex> lock{mtx_};
-      q_.push_back(std::move(a));
-    }
+    std::lock_guard<std::mutex> lock{mtx_};
+    q_.push_back(std::move(a));
     cv_.notify_all();
   }
   answer next() {

@@ -44,11 +44,11 @@ struct outcome {
 /// Collects answers of every request (any thread).
 class recorder {
  public:
+  // Notifies under the lock: the waiter may return and destroy this object
+  // as soon as it can take the lock, so the notify must be over by then.
   void push(outcome&& o) {
-    {
-      std::lock_guard<std::mutex> lock{mutex_};
-      outcomes_.push_back(std::move(o));
-    }
+    std::lock_guard<std::mutex> lock{mutex_};
+    outcomes_.push_back(std::move(o));
     cv_.notify_all();
   }
   /// The next answer, or an exception after `timeout`.
