@@ -377,7 +377,7 @@ void get_metrics(admin_call& c) {
     }
   };
   auto ask_supervisor = [self, sh, job, in, finish]() {
-    const caf::actor& sup = sh->dir->supervisor();
+    const supervisor_actor& sup = sh->dir->supervisor_handle();
     if (!sup) return finish();
     auto unanswered = [job](caf::error&) { job->reply_error(504, "supervisor did not answer"); };
     self->request(sup, sh->cfg.actor_timeout, remediate_atom::value, caf::get_atom::value)

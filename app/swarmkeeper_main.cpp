@@ -118,7 +118,7 @@ void reload_access_list(sk::access_control& access, sk::swarm_directory& directo
     return;
   }
   std::size_t ended = 0;
-  for (const auto& [hash, actor] : directory.snapshot())
+  for (const auto& [hash, actor] : directory.local_swarms())
     if (!access.allowed(hash) && directory.end_swarm(hash)) ++ended;
   spdlog::info("SIGHUP: access list reloaded ({} hashes, mode {}); {} swarms of refused torrents ended",
                access.snapshot()->size(), sk::to_string(access.mode()), ended);

@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/swarm_snapshot.hpp"
-#include "runtime/swarm_tickets.hpp"
 
 namespace sk {
 
@@ -380,11 +379,6 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
           self->send(st.observer, health_atom::value, st.core->hash(), *st.core->last_report());
         }
         self->delayed_send(self, st.core->config().health_tick, caf::tick_atom::value);
-      },
-      // -- the request form of an announce: one more ticket ------------------------
-      [self](announce_atom, swarm_announce& a) -> caf::result<announce_result> {
-        serve_announce(self, *answering_announce_ticket(self, std::move(a)));
-        return caf::delegated<announce_result>{};
       },
   };
 }

@@ -84,16 +84,9 @@ using swarm_migration_interface =
 using swarm_timer_interface =
     caf::typed_actor<caf::reacts_to<sweep_atom>, caf::reacts_to<caf::tick_atom>>;
 
-/// An announce as a request (scoped actors in tests and tools, which hold no
-/// ticket): the swarm turns it into a ticket that answers the request, so it
-/// takes the one announce path.
-using swarm_request_interface =
-    caf::typed_actor<caf::replies_to<announce_atom, swarm_announce>::with<announce_result>>;
-
 /// A swarm actor on this node: everything above, and the prober's answers.
 using local_swarm_actor =
     swarm_interface::extend_with<swarm_healing_interface, swarm_migration_interface,
-                                 probe_reply_interface, swarm_timer_interface,
-                                 swarm_request_interface>;
+                                 probe_reply_interface, swarm_timer_interface>;
 
 }  // namespace sk

@@ -167,28 +167,6 @@ TEST_F(SwarmActor, AnnounceForAnotherHashIsRefused) {
   EXPECT_EQ(scrape(swarm).incomplete, 0);
 }
 
-TEST_F(SwarmActor, TheRequestFormOfAnAnnounceTakesTheTicketPath) {
-  auto swarm = spawn();
-  // Answered like a ticket: counts, peers, and the same refusal for another
-  // info_hash.
-  auto r = ask<announce_result>(
-      swarm, announce_atom::value,
-      test::swarm_announce_of(hash, 1, v4(10, 0, 0, 1, 1), 5, announce_event::started));
-  ASSERT_TRUE(r) << sys->render(r.error());
-  EXPECT_EQ(r->stats.incomplete, 1);
-  r = ask<announce_result>(
-      swarm, announce_atom::value,
-      test::swarm_announce_of(hash, 2, v4(10, 0, 0, 2, 1), 5, announce_event::started));
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->peers4, compact(v4(10, 0, 0, 1, 1)));
-  auto refused =
-      ask<announce_result>(swarm, announce_atom::value,
-                           test::swarm_announce_of(test::ih(0x22), 3, v4(10, 0, 0, 3, 1), 5));
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error(), caf::sec::invalid_argument);
-  EXPECT_EQ(scrape(swarm).incomplete, 2);
-}
-
 TEST_F(SwarmActor, ATicketToAnEndedSwarmIsDroppedUnread) {
   auto swarm = spawn();
   watch(swarm);
