@@ -5,6 +5,7 @@
 /// several runtime interfaces share.
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,22 @@
 #include "tracker/swarm_messages.hpp"
 
 namespace sk {
+
+/// CAF 0.17 packs a float or double into IEEE 754 bits by halving it until
+/// it drops below 2, which never ends for an infinity (caf/detail/
+/// ieee_754.hpp). Every message field of those types is made finite before
+/// it is written: an infinity becomes the largest finite value of its sign,
+/// a NaN becomes `nan_as`.
+template <class T>
+void make_finite(T& v, T nan_as) noexcept {
+  if (v != v) {
+    v = nan_as;
+  } else if (v > std::numeric_limits<T>::max()) {
+    v = std::numeric_limits<T>::max();
+  } else if (v < std::numeric_limits<T>::lowest()) {
+    v = std::numeric_limits<T>::lowest();
+  }
+}
 
 // Atoms (<= 10 characters, CAF 0.17) that more than one runtime actor's
 // interface uses; every other atom is declared with the interface it belongs
@@ -93,17 +110,25 @@ typename Inspector::result_type inspect(Inspector& f, announce_result& x) {
 // underlying type, like announce_event.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, health_report& x) {
+  make_finite(x.completion_rate, 0.0);
+  make_finite(x.announce_rate, 0.0);
+  make_finite(x.progress_p25, -1.0f);
+  make_finite(x.progress_median, -1.0f);
+  make_finite(x.progress_p75, -1.0f);
   return f(caf::meta::type_name("health_report"), x.state, x.reasons, x.seeders, x.leechers,
            x.partial_seeds, x.stalled, x.quarantined, x.completion_rate, x.announce_rate,
            x.progress_p25, x.progress_median, x.progress_p75, x.at);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_knobs& x) {
+  make_finite(x.interval_scale, 1.0);
+  make_finite(x.leecher_interval_scale, 1.0);
   return f(caf::meta::type_name("swarm_knobs"), x.policy, x.interval_scale,
            x.leecher_interval_scale, x.seeder_warning, x.quarantine_strict);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, health_signals& x) {
+  make_finite(x.completion_rate, 0.0);
   return f(caf::meta::type_name("health_signals"), x.state, x.reasons, x.seeders, x.leechers,
            x.stalled, x.completion_rate);
 }
@@ -118,6 +143,7 @@ typename Inspector::result_type inspect(Inspector& f, supervisor_event& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_view& x) {
+  make_finite(x.progress, -1.0f);
   return f(caf::meta::type_name("peer_view"), x.id, x.ep, x.seeder, x.left, x.progress, x.flags,
            x.announces);
 }

@@ -83,6 +83,7 @@ swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_snapshot& x) {
+  make_finite(x.progress, -1.0f);
   return f(caf::meta::type_name("peer_snapshot"), x.id, x.ep, x.left, x.uploaded, x.downloaded,
            x.key, x.first_seen_age_ms, x.last_announce_age_ms, x.last_progress_age_ms,
            x.completed_age_ms, x.announces, x.announces_without_progress, x.early_announces,
