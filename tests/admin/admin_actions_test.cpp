@@ -151,7 +151,7 @@ TEST_F(AdminActions, BanRefusesOverHttpAndUdpAndUnbanAcceptsAgain) {
   const auto u = udp_announce(daemon_.udp_port(), hash, peer_udp);
   EXPECT_EQ(u.action, 3u);
   EXPECT_EQ(u.error, "XY 0.0.1 corrupts data");
-  EXPECT_GE(metric("swarmkeeper_ban_refusals_total"), 3);
+  EXPECT_GE(metric(R"(swarmkeeper_refusals_total{reason="ban"})"), 3);
   EXPECT_GE(metric(R"(swarmkeeper_tracker_requests_total{transport="http",outcome="announce_refused"})"), 2);
   EXPECT_GE(metric(R"(swarmkeeper_tracker_requests_total{transport="udp",outcome="announce_refused"})"), 1);
 
@@ -201,12 +201,12 @@ TEST_F(AdminActions, DenyModeRefusesHttpAndUdpAndCreatesNoSwarm) {
   auto s = http_get(daemon_.port(), scrape_target({other}));
   ASSERT_EQ(s.status, 200);
   EXPECT_EQ(s.body, "d5:filesdee") << s.body;
-  EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="http",request="announce"})"), 2);
-  EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="udp",request="announce"})"), 1);
+  // Both transports' access refusals: 2 over HTTP, 1 over UDP.
+  EXPECT_GE(metric(R"(swarmkeeper_refusals_total{reason="access"})"), 3);
   // An access-list refusal is "denied", never counted as a swarm's refusal.
   EXPECT_EQ(metric(R"(swarmkeeper_tracker_requests_total{transport="udp",outcome="announce_denied"})"), 1);
   EXPECT_EQ(metric(R"(swarmkeeper_tracker_requests_total{transport="udp",outcome="announce_refused"})"), 0);
-  EXPECT_GE(metric(R"(swarmkeeper_access_refusals_total{transport="http",request="scrape"})"), 1);
+  EXPECT_GE(metric("swarmkeeper_scrape_hashes_denied_total"), 1);
 
   // Allow it again (deny mode: removed from the list, and from the file).
   r = request("POST", "/api/access/" + hex_of(other) + "/allow");
