@@ -30,7 +30,7 @@
 
 namespace sk::admin_api {
 
-using actor_ptr = caf::event_based_actor*;
+using actor_ptr = admin_actor_type::pointer;
 using state_ptr = std::shared_ptr<admin_state>;
 
 /// One routed request.

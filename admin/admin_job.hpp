@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/typed_actor.hpp>
 #include <nlohmann/json.hpp>
 
 namespace sk::admin_api {
@@ -57,3 +58,11 @@ using job_ptr = std::shared_ptr<admin_job>;
 
 // A job holds a callback into a session: it never leaves this process.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sk::admin_api::job_ptr)
+
+namespace sk::admin_api {
+
+/// The admin actor as the transport reaches it: every message is one
+/// request to route and answer (admin/admin_routes.cpp).
+using admin_actor_type = caf::typed_actor<caf::reacts_to<job_ptr>>;
+
+}  // namespace sk::admin_api

@@ -82,7 +82,7 @@ void dispatch(actor_ptr self, const state_ptr& sh, const job_ptr& job) {
   endpoint.handle(call);
 }
 
-caf::behavior admin_actor(caf::event_based_actor* self, state_ptr sh) {
+admin_actor_type::behavior_type admin_actor(admin_actor_type::pointer self, state_ptr sh) {
   // A failing swarm request must not kill this actor (default: error
   // handler kills it on an unhandled error message).
   self->set_error_handler([](caf::scheduled_actor*, caf::error&) {});

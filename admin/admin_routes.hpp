@@ -37,6 +37,6 @@ void dispatch(actor_ptr self, const state_ptr& sh, const job_ptr& job);
 /// The admin actor's behaviour: every message is an admin_job to dispatch.
 /// Spawned hidden (the actor system does not wait for it); stopped by
 /// admin_server::stop().
-caf::behavior admin_actor(caf::event_based_actor* self, state_ptr sh);
+admin_actor_type::behavior_type admin_actor(admin_actor_type::pointer self, state_ptr sh);
 
 }  // namespace sk::admin_api

@@ -29,7 +29,7 @@ struct admin_server::impl {
   asio::io_context ioc{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   admin_api::admin_listener listener{ioc, sh, gate};
-  caf::actor handler;
+  admin_api::admin_actor_type handler;
   std::thread thread;
   std::atomic<std::uint16_t> port{0};
   bool running = false;

@@ -27,7 +27,7 @@ using tcp = asio::ip::tcp;
 class admin_session : public std::enable_shared_from_this<admin_session> {
  public:
   admin_session(tcp::socket socket, std::shared_ptr<admin_state> state,
-                std::shared_ptr<reply_gate> gate, caf::actor handler)
+                std::shared_ptr<reply_gate> gate, admin_actor_type handler)
       : stream_(std::move(socket)),
         state_(std::move(state)),
         gate_(std::move(gate)),
@@ -147,7 +147,7 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
   http::response<http::string_body> res_;
   std::shared_ptr<admin_state> state_;
   std::shared_ptr<reply_gate> gate_;
-  caf::actor handler_;
+  admin_actor_type handler_;
   std::shared_ptr<admin_session> hold_;
   bool keep_alive_ = true;
   bool closed_ = false;
@@ -179,7 +179,7 @@ std::uint16_t admin_listener::open() {
   return acceptor_.local_endpoint(ec).port();
 }
 
-void admin_listener::start(caf::actor handler) {
+void admin_listener::start(admin_actor_type handler) {
   handler_ = std::move(handler);
   do_accept();
 }

@@ -28,6 +28,8 @@
 #include <boost/asio/post.hpp>
 #include <caf/actor.hpp>
 
+#include "admin/admin_job.hpp"
+
 namespace sk::admin_api {
 
 struct admin_state;
@@ -71,7 +73,7 @@ class admin_listener {
   /// Throws std::runtime_error for an invalid address or a failed bind.
   std::uint16_t open();
   /// Starts accepting; every authenticated request goes to `handler`.
-  void start(caf::actor handler);
+  void start(admin_actor_type handler);
   /// Closes the listener and every open connection.
   void close();
 
@@ -82,7 +84,7 @@ class admin_listener {
   std::shared_ptr<reply_gate> gate_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::vector<std::weak_ptr<admin_session>> sessions_;
-  caf::actor handler_;
+  admin_actor_type handler_;
 };
 
 }  // namespace sk::admin_api

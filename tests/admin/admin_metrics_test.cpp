@@ -80,7 +80,8 @@ class AdminActor : public test::caf_fixture {
     state->dir = dir.get();
     state->host_name = "test-host";
     state->info.version = "test";
-    actor = track(sys->spawn<caf::hidden>(admin_actor, state));
+    actor = sys->spawn<caf::hidden>(admin_actor, state);
+    track(caf::actor_cast<caf::actor>(actor));
   }
   ~AdminActor() override {
     dir->stop_all();
@@ -113,7 +114,7 @@ class AdminActor : public test::caf_fixture {
   std::unique_ptr<swarm_directory> dir =
       std::make_unique<swarm_directory>(*sys, test::short_config(3), 4);
   std::shared_ptr<admin_state> state = std::make_shared<admin_state>();
-  caf::actor actor;
+  admin_actor_type actor;
 };
 
 TEST_F(AdminActor, MetricsWriteEveryFamilyOnceWithoutTheUdpDuplicates) {
