@@ -14,7 +14,8 @@
 # final snapshot: its time and size from the daemon's log line), start
 # again and read the load line and the time until /health answers.
 # Tracker on CPU 0, load generator and probe on CPU 1 (taskset), default
-# config apart from the state options and --tracker.min-interval=1s
+# config apart from the state options, --tracker.min-interval=1s and the
+# per-address new-swarm budget (the load generator is one address)
 # (the warm-up re-announces; see bench/udp/compare.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +38,7 @@ start() {  # start PERIOD
   local t0=$(date +%s%N)
   taskset -c 0 "$sk" --bind=127.0.0.1 --http-port="$port" --udp-port="$port" \
     --state-dir="$work/state" --state.snapshot-period="$1" --tracker.min-interval=1s \
+    --gateway.new-swarm-burst=1000000 \
     >>"$work/log" 2>&1 &
   pid=$!
   for _ in $(seq 600); do healthy && break; sleep 0.05; done
