@@ -38,13 +38,14 @@ import os
 import random
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "support"))
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 try:
     import libtorrent as lt
@@ -72,14 +73,8 @@ def log(msg):
 START = time.monotonic()
 
 
-def free_port(kind):
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_daemon(binary, mode, log_path):
-    port, udp = free_port(socket.SOCK_STREAM), free_port(socket.SOCK_DGRAM)
+    port, udp = free_port(), free_port()
     argv = [binary]
     if mode == "random":
         ini = log_path + ".ini"

@@ -23,7 +23,6 @@ usage: caps_test.py path/to/swarmkeeper
 """
 import os
 import random
-import re
 import signal
 import socket
 import struct
@@ -32,6 +31,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 MAX_SWARMS = 20000
 PEERS_PER_SWARM = 5
@@ -43,12 +44,6 @@ TOKEN = "caps-test-token-0123456789"
 SWARM_CAP_TEXT = b"tracker full: no new torrents now, retry later"
 BUDGET_TEXT = b"too many new torrents from your address, retry later"
 SWARM_FULL_TEXT = b"swarm full: no new peers now, retry later"
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def vm_rss_kib(pid):
@@ -204,7 +199,7 @@ def cap_metric(m, family, cap):
 def main():
     binary = sys.argv[1]
     http_port = free_port()
-    udp_port = free_port(socket.SOCK_DGRAM)
+    udp_port = free_port()
     admin_port = free_port()
     cmd = [binary, "--http.bind=127.0.0.1", f"--http.port={http_port}",
            f"--udp.port={udp_port}", "--udp.bind=127.0.0.1", f"--admin.port={admin_port}",

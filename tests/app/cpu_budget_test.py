@@ -9,18 +9,13 @@ usage: cpu_budget_test.py path/to/swarmkeeper
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 LINE = re.compile(r"serving HTTP on .*\((\d+) I/O threads, (\d+) scheduler threads\)")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def threads_under(binary, cpus):

@@ -25,14 +25,10 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 TOKEN = "state-test-token-0123456789"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def bdecode(data, i=0):

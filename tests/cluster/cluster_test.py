@@ -55,6 +55,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import tracker_requests  # noqa: E402  (tests/support, after the path above)
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 SECRET = "test-cluster-secret-0123456789"
 ADMIN_TOKEN = "cluster-test-admin-token-0123"
@@ -72,13 +73,6 @@ def fail(msg, nodes=()):
     for n in nodes:
         n.kill()
     sys.exit(1)
-
-
-def free_port(host, kind=socket.SOCK_STREAM):
-    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(fam, kind) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 # -- bencode (decode only) ---------------------------------------------------
@@ -116,7 +110,7 @@ class Node:
             self.http_port, self.udp_port, self.cluster_port = 6969, 6969, 7000
         else:
             self.http_port = free_port(host)
-            self.udp_port = free_port(host, socket.SOCK_DGRAM)
+            self.udp_port = free_port(host)
             self.cluster_port = free_port(host)
         self.log_path = os.path.join(workdir, name + ".log")
         self.workdir = workdir

@@ -15,13 +15,14 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 ADMIN_TOKEN = "monitoring-admin-token-0123456789"
 METRICS_TOKEN = "monitoring-metrics-token-0123456789"
@@ -34,14 +35,6 @@ PROMQL_WORDS = {
     "outcome", "reason", "health", "state", "role", "family", "trigger", "how", "transport",
     "version", "humanize", "humanizePercentage", "humanizeDuration", "value", "labels",
 }
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def get(url, token, timeout=5):
@@ -138,7 +131,7 @@ def main():
         with open(token_file, "w") as f:
             f.write(METRICS_TOKEN + "\n")
         http_port, admin_port, cluster_port = free_port(), free_port(), free_port()
-        udp_port = free_port(socket.SOCK_DGRAM)
+        udp_port = free_port()
         cmd = [args.daemon, f"--http-port={http_port}", f"--udp-port={udp_port}",
                f"--admin-port={admin_port}", f"--admin-token={ADMIN_TOKEN}",
                f"--admin.metrics-token-file={token_file}", "--probe.enable",

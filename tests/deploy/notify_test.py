@@ -17,14 +17,8 @@ import sys
 import tempfile
 import time
 import urllib.request
-
-
-def free_port(kind):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 
 def recv_state(sock, timeout):
@@ -73,8 +67,8 @@ def main():
         path = os.path.join(tmp, "notify")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind(path)
-        http_port = free_port(socket.SOCK_STREAM)
-        udp_port = free_port(socket.SOCK_DGRAM)
+        http_port = free_port()
+        udp_port = free_port()
         access = os.path.join(tmp, "access.list")
         with open(access, "w") as f:
             f.write("# empty\n")

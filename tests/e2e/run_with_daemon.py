@@ -27,31 +27,20 @@ Uses only the standard library so that any python3 can run it.
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 START_ATTEMPTS = 3
 
 
 def log(msg):
     print("[run_with_daemon] %s" % msg, flush=True)
-
-
-def free_port(host):
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-def free_udp_port(host):
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def substitute(arg, port, udp_port, admin_port=None):
@@ -111,10 +100,8 @@ def start_daemon(args, log_path):
     """Starts the daemon and waits for /health; returns (daemon, port, udp_port, admin_port)."""
     for attempt in range(1, START_ATTEMPTS + 1):
         port = free_port(args.host)
-        udp_port = free_udp_port(args.host)
+        udp_port = free_port(args.host)
         admin_port = free_port(args.host)
-        while admin_port == port:
-            admin_port = free_port(args.host)
         argv = [args.daemon, "--http-port=%d" % port, "--udp-port=%d" % udp_port]
         if args.daemon_bind != "any":
             argv.append("--bind=%s" % (args.daemon_bind or args.host))

@@ -25,18 +25,13 @@ import select
 import signal
 import socket
 import subprocess
+import os
 import sys
 import tempfile
 import time
 import urllib.request
-
-
-def free_port(kind):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 
 def request(i, c):
@@ -110,7 +105,7 @@ def main():
                     help="stop sending when the signal goes out (default: keep pipelining, "
                          "as a client that does not know)")
     a = ap.parse_args()
-    port, udp = free_port(socket.SOCK_STREAM), free_port(socket.SOCK_DGRAM)
+    port, udp = free_port(), free_port()
     err = tempfile.NamedTemporaryFile(prefix="sk-sigterm-", suffix=".log", delete=False)
     d = subprocess.Popen([a.daemon, "--http-port=%d" % port, "--udp-port=%d" % udp,
                           "--bind=127.0.0.1"], stdout=err, stderr=err)

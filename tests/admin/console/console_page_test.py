@@ -44,6 +44,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
 import tracker_requests  # noqa: E402  (tests/support, after the path above)
+from ports import free_port  # noqa: E402  (tests/support, after the path above)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -80,11 +81,6 @@ except ImportError as e:
 
 
 # -- the daemon -----------------------------------------------------------------
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def free_udp_port():

@@ -1,0 +1,50 @@
+"""Free loopback ports for daemons started by tests and benchmarks.
+
+A port handed out by binding to port 0 lies in the kernel's ephemeral range,
+so any outgoing connection made between the pick and the daemon's bind (the
+daemon a test started a moment earlier dialling its seeds, a client
+connecting) may take it, and the daemon then cannot listen. The ports handed
+out here lie below the ephemeral range, where the kernel never assigns a
+source port by itself; each one is free for TCP and UDP at the time of the
+pick, and one process is never handed the same port twice.
+"""
+
+import os
+import random
+import socket
+
+_handed_out = set()
+
+
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(host, port):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+        with socket.socket(fam, kind) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                return False
+    return True
+
+
+def free_port(host="127.0.0.1"):
+    """A port on host, free for both TCP and UDP, outside the ephemeral range."""
+    high = _ephemeral_low()
+    low = 10000 if high > 12000 else 1024
+    rng = random.Random(os.getpid() ^ int.from_bytes(os.urandom(4), "little"))
+    for _ in range(2000):
+        port = rng.randrange(low, high)
+        if port in _handed_out:
+            continue
+        if _bindable(host, port):
+            _handed_out.add(port)
+            return port
+    raise RuntimeError("no free port on %s below %d" % (host, high))
