@@ -17,6 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -79,36 +82,60 @@ std::string read_file(const std::string& path) {
 
 namespace {
 
-/// A port of `type` (SOCK_STREAM or SOCK_DGRAM) free on 0.0.0.0 and, where
-/// IPv6 loopback exists, on :: too: the daemon binds both (IPv6 only).
-std::uint16_t free_port_of(int type, const char* what) {
+/// The lowest port of the kernel's ephemeral range (source ports it picks).
+std::uint16_t ephemeral_low() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  unsigned low = 0;
+  if (in >> low && low > 1024 && low <= 65535) return static_cast<std::uint16_t>(low);
+  return 32768;
+}
+
+/// True when `port` binds for `type` on 0.0.0.0 and, where IPv6 loopback
+/// exists, on :: too (the daemon binds both).
+bool bindable(std::uint16_t port, int type, bool v6) {
+  const int fd = bind_socket("0.0.0.0", port, type);
+  if (fd < 0) return false;
+  bool ok = true;
+  if (v6) {
+    const int fd6 = bind_socket("::", port, type);
+    if (fd6 < 0)
+      ok = false;
+    else
+      ::close(fd6);
+  }
+  ::close(fd);
+  return ok;
+}
+
+/// A port free for both TCP and UDP, below the ephemeral range: a port the
+/// kernel hands out by itself could be taken by any outgoing connection
+/// between this pick and the daemon's bind. One process never gets a port
+/// twice.
+std::uint16_t free_port_of(const char* what) {
+  static std::mutex mutex;
+  static std::set<std::uint16_t> handed_out;
+  static std::mt19937 rng{std::random_device{}() ^ static_cast<unsigned>(::getpid())};
   const bool v6 = have_ipv6_loopback();
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const int fd = bind_socket("0.0.0.0", 0, type);
-    if (fd < 0) throw std::runtime_error(errno_text(what));
-    sockaddr_in a{};
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    const std::uint16_t port = ntohs(a.sin_port);
-    bool ok = true;
-    if (v6) {
-      const int fd6 = bind_socket("::", port, type);
-      if (fd6 < 0)
-        ok = false;
-      else
-        ::close(fd6);
+  const std::uint16_t high = ephemeral_low();
+  const std::uint16_t low = high > 12000 ? 10000 : 1025;
+  std::uniform_int_distribution<unsigned> pick(low, high - 1u);
+  std::lock_guard<std::mutex> lock(mutex);
+  for (int attempt = 0; attempt < 2000; ++attempt) {
+    const auto port = static_cast<std::uint16_t>(pick(rng));
+    if (handed_out.count(port) != 0) continue;
+    if (bindable(port, SOCK_STREAM, v6) && bindable(port, SOCK_DGRAM, v6)) {
+      handed_out.insert(port);
+      return port;
     }
-    ::close(fd);
-    if (ok) return port;
   }
   throw std::runtime_error(std::string("no free port found (") + what + ")");
 }
 
 }  // namespace
 
-std::uint16_t free_port() { return free_port_of(SOCK_STREAM, "bind"); }
+std::uint16_t free_port() { return free_port_of("bind"); }
 
-std::uint16_t free_udp_port() { return free_port_of(SOCK_DGRAM, "bind udp"); }
+std::uint16_t free_udp_port() { return free_port_of("bind udp"); }
 
 bool have_ipv6_loopback() {
   const int fd = bind_socket("::1", 0);

@@ -20,12 +20,12 @@ namespace sk::test {
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
-/// A TCP port nobody listened on a moment ago (bind to port 0, read it back,
-/// close), free on both 127.0.0.1 and ::1 at that moment.
+/// A port free for TCP and UDP on 0.0.0.0 and :: at this moment, below the
+/// kernel's ephemeral range (so no outgoing connection takes it before the
+/// daemon binds it), never handed out twice in one process.
 std::uint16_t free_port();
 
-/// A UDP port nobody had bound a moment ago, free on both 0.0.0.0 and ::
-/// (the daemon's UDP tracker binds both).
+/// The same kind of port, for a daemon's UDP tracker.
 std::uint16_t free_udp_port();
 
 /// True when this host has a usable ::1.
