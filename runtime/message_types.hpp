@@ -33,6 +33,27 @@ void make_finite(T& v, T nan_as) noexcept {
   }
 }
 
+/// Every float or double field of a message type, made finite: one list per
+/// type, used by its `inspect` overload before a write and by readers of
+/// bytes written elsewhere (runtime/state_file.cpp).
+inline void make_finite(health_report& x) noexcept {
+  make_finite(x.completion_rate, 0.0);
+  make_finite(x.announce_rate, 0.0);
+  make_finite(x.progress_p25, -1.0f);
+  make_finite(x.progress_median, -1.0f);
+  make_finite(x.progress_p75, -1.0f);
+}
+inline void make_finite(swarm_knobs& x) noexcept {
+  make_finite(x.interval_scale, 1.0);
+  make_finite(x.leecher_interval_scale, 1.0);
+}
+inline void make_finite(health_signals& x) noexcept { make_finite(x.completion_rate, 0.0); }
+inline void make_finite(peer_view& x) noexcept { make_finite(x.progress, -1.0f); }
+inline void make_finite(remediation_record& x) noexcept {
+  make_finite(x.before);
+  make_finite(x.after);
+}
+
 // Atoms (<= 10 characters, CAF 0.17) that more than one runtime actor's
 // interface uses; every other atom is declared with the interface it belongs
 // to (runtime/swarm_interface.hpp, supervisor_interface.hpp,
@@ -110,25 +131,20 @@ typename Inspector::result_type inspect(Inspector& f, announce_result& x) {
 // underlying type, like announce_event.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, health_report& x) {
-  make_finite(x.completion_rate, 0.0);
-  make_finite(x.announce_rate, 0.0);
-  make_finite(x.progress_p25, -1.0f);
-  make_finite(x.progress_median, -1.0f);
-  make_finite(x.progress_p75, -1.0f);
+  make_finite(x);
   return f(caf::meta::type_name("health_report"), x.state, x.reasons, x.seeders, x.leechers,
            x.partial_seeds, x.stalled, x.quarantined, x.completion_rate, x.announce_rate,
            x.progress_p25, x.progress_median, x.progress_p75, x.at);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_knobs& x) {
-  make_finite(x.interval_scale, 1.0);
-  make_finite(x.leecher_interval_scale, 1.0);
+  make_finite(x);
   return f(caf::meta::type_name("swarm_knobs"), x.policy, x.interval_scale,
            x.leecher_interval_scale, x.seeder_warning, x.quarantine_strict);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, health_signals& x) {
-  make_finite(x.completion_rate, 0.0);
+  make_finite(x);
   return f(caf::meta::type_name("health_signals"), x.state, x.reasons, x.seeders, x.leechers,
            x.stalled, x.completion_rate);
 }
@@ -143,7 +159,7 @@ typename Inspector::result_type inspect(Inspector& f, supervisor_event& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_view& x) {
-  make_finite(x.progress, -1.0f);
+  make_finite(x);
   return f(caf::meta::type_name("peer_view"), x.id, x.ep, x.seeder, x.left, x.progress, x.flags,
            x.announces);
 }

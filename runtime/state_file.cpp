@@ -291,15 +291,7 @@ read_result read_bytes(const std::vector<char>& bytes, const sink& out) {
       decode(p, s.length, snap);
       // Bits that decode to an infinity or NaN are no progress or rate any
       // swarm computed: made finite like every write makes them.
-      for (auto& peer : snap.peers) make_finite(peer.progress, -1.0f);
-      auto& last = snap.health.last;
-      make_finite(last.completion_rate, 0.0);
-      make_finite(last.announce_rate, 0.0);
-      make_finite(last.progress_p25, -1.0f);
-      make_finite(last.progress_median, -1.0f);
-      make_finite(last.progress_p75, -1.0f);
-      make_finite(snap.knobs.interval_scale, 1.0);
-      make_finite(snap.knobs.leecher_interval_scale, 1.0);
+      make_finite(snap);
       if (out.swarm) out.swarm(std::move(snap));
     } else if (s.kind == k_bans) {
       std::vector<std::pair<std::string, std::string>> rules;

@@ -67,6 +67,18 @@ struct swarm_snapshot {
   bool evaluated = false;
 };
 
+inline void make_finite(peer_snapshot& x) noexcept { make_finite(x.progress, -1.0f); }
+
+/// Every float or double a snapshot holds, made finite (see make_finite in
+/// runtime/message_types.hpp): each write does it field by field through
+/// the inspect overloads; a reader of stored bytes calls this once.
+inline void make_finite(swarm_snapshot& x) noexcept {
+  make_finite(x.knobs);
+  for (auto& r : x.history) make_finite(r);
+  for (auto& p : x.peers) make_finite(p);
+  make_finite(x.health.last);
+}
+
 /// Copies `core`'s state (must not run concurrently with its owner).
 swarm_snapshot take_snapshot(const swarm_core& core, health_time now);
 
@@ -83,7 +95,7 @@ swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_snapshot& x) {
-  make_finite(x.progress, -1.0f);
+  make_finite(x);
   return f(caf::meta::type_name("peer_snapshot"), x.id, x.ep, x.left, x.uploaded, x.downloaded,
            x.key, x.first_seen_age_ms, x.last_announce_age_ms, x.last_progress_age_ms,
            x.completed_age_ms, x.announces, x.announces_without_progress, x.early_announces,

@@ -1,6 +1,8 @@
 // Swarm snapshots (migration, replication): the state survives a trip
 // through CAF's binary serialization into a new core; merging keeps the
 // newer entry.
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include <caf/all.hpp>
@@ -16,24 +18,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-info_hash hash_of(std::uint8_t b) {
-  info_hash h;
-  h.bytes.fill(b);
-  return h;
-}
-
-peer_id peer_of(std::uint32_t i) {
-  peer_id p;
-  for (std::size_t k = 0; k < 4; ++k) p.bytes[k] = static_cast<std::uint8_t>(i >> (8 * k));
-  p.bytes[19] = 0x77;
-  return p;
-}
-
 /// Peer `i` (10.0.0.i, port 6000 + i) announces `h`.
 swarm_announce announce_of(const info_hash& h, std::uint32_t i, std::uint64_t left,
                            announce_event ev = announce_event::started) {
   const endpoint from{ip_address::make_v4(0x0a000000u + i), static_cast<std::uint16_t>(6000 + i)};
-  return test::swarm_announce_of(h, peer_of(i), from, left, ev);
+  return test::swarm_announce_of(h, test::numbered_peer(i), from, left, ev);
 }
 
 class SnapshotTest : public ::testing::Test {
@@ -60,7 +49,7 @@ class SnapshotTest : public ::testing::Test {
 };
 
 TEST_F(SnapshotTest, WholeStateSurvivesTheWire) {
-  const auto h = hash_of(0xab);
+  const auto h = test::filled_hash(0xab);
   swarm_core core(h, swarm_cfg_, 42);
   const health_time t0 = health_time{} + 10h;
   announce_result res;
@@ -137,7 +126,7 @@ TEST_F(SnapshotTest, WholeStateSurvivesTheWire) {
 }
 
 TEST_F(SnapshotTest, MergeKeepsNewerLocalPeersAndAddsCounts) {
-  const auto h = hash_of(0x11);
+  const auto h = test::filled_hash(0x11);
   const health_time t0 = health_time{} + 10h;
   swarm_core old_owner(h, swarm_cfg_, 1);
   announce_result res;
@@ -154,13 +143,46 @@ TEST_F(SnapshotTest, MergeKeepsNewerLocalPeersAndAddsCounts) {
   fresh.announce(announce_of(h, 100, 100), t0 + 5s, res);
   merge_snapshot(fresh, round_trip(take_snapshot(old_owner, t0 + 5s)), t0 + 5s);
   EXPECT_EQ(fresh.table().size(), 11u);
-  EXPECT_EQ(fresh.table().traits(peer_key{peer_of(3), announce_of(h, 3, 0).peer.ip})->left, 100u);
+  EXPECT_EQ(fresh.table().traits(peer_key{test::numbered_peer(3), announce_of(h, 3, 0).peer.ip})->left, 100u);
   EXPECT_EQ(fresh.counters().announces, 12u);
   EXPECT_TRUE(fresh.check_invariants());
   // Another hash's snapshot changes nothing.
-  swarm_core other(hash_of(0x22), swarm_cfg_, 3);
+  swarm_core other(test::filled_hash(0x22), swarm_cfg_, 3);
   merge_snapshot(other, take_snapshot(old_owner, t0), t0);
   EXPECT_EQ(other.table().size(), 0u);
+}
+
+TEST(SnapshotFinite, EveryFloatOfASnapshotIsMadeFinite) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const float nanf = std::numeric_limits<float>::quiet_NaN();
+  swarm_snapshot s;
+  s.knobs.interval_scale = inf;
+  s.knobs.leecher_interval_scale = -inf;
+  remediation_record r;
+  r.before.completion_rate = inf;
+  r.after.completion_rate = std::numeric_limits<double>::quiet_NaN();
+  s.history.push_back(r);
+  peer_snapshot p;
+  p.progress = nanf;
+  s.peers.push_back(p);
+  s.health.last.completion_rate = -inf;
+  s.health.last.announce_rate = inf;
+  s.health.last.progress_p25 = nanf;
+  s.health.last.progress_median = std::numeric_limits<float>::infinity();
+  s.health.last.progress_p75 = -std::numeric_limits<float>::infinity();
+
+  make_finite(s);
+
+  EXPECT_EQ(s.knobs.interval_scale, std::numeric_limits<double>::max());
+  EXPECT_EQ(s.knobs.leecher_interval_scale, std::numeric_limits<double>::lowest());
+  EXPECT_EQ(s.history[0].before.completion_rate, std::numeric_limits<double>::max());
+  EXPECT_EQ(s.history[0].after.completion_rate, 0.0);
+  EXPECT_EQ(s.peers[0].progress, -1.0f);
+  EXPECT_EQ(s.health.last.completion_rate, std::numeric_limits<double>::lowest());
+  EXPECT_EQ(s.health.last.announce_rate, std::numeric_limits<double>::max());
+  EXPECT_EQ(s.health.last.progress_p25, -1.0f);
+  EXPECT_EQ(s.health.last.progress_median, std::numeric_limits<float>::max());
+  EXPECT_EQ(s.health.last.progress_p75, std::numeric_limits<float>::lowest());
 }
 
 }  // namespace
