@@ -26,36 +26,23 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using outcome = state_file::read_result::outcome;
 
-info_hash hash_of(std::uint8_t b) {
-  info_hash h;
-  h.bytes.fill(b);
-  return h;
-}
-
-peer_id peer_of(std::uint32_t i) {
-  peer_id p;
-  for (std::size_t k = 0; k < 4; ++k) p.bytes[k] = static_cast<std::uint8_t>(i >> (8 * k));
-  p.bytes[19] = 0x42;
-  return p;
-}
-
 /// A swarm of `n` peers (every third a seeder) and one completion.
 swarm_snapshot swarm_of(std::uint8_t b, std::uint32_t n) {
   swarm_config cfg;
-  const auto h = hash_of(b);
+  const auto h = test::filled_hash(b);
   swarm_core core(h, cfg, b);
   const health_time t0 = health_time{} + 10h;
   announce_result res;
   for (std::uint32_t i = 0; i < n; ++i) {
     reset_result(res);
     const endpoint from{ip_address::make_v4(0x0a000000u + i), static_cast<std::uint16_t>(7000 + i)};
-    core.announce(test::swarm_announce_of(h, peer_of(i), from, i % 3 == 0 ? 0 : 500),
+    core.announce(test::swarm_announce_of(h, test::numbered_peer(i), from, i % 3 == 0 ? 0 : 500),
                   t0 + i * 1s, res);
   }
   if (n > 1) {
     reset_result(res);
     const endpoint from{ip_address::make_v4(0x0a000001u), 7001};
-    core.announce(test::swarm_announce_of(h, peer_of(1), from, 0, announce_event::completed),
+    core.announce(test::swarm_announce_of(h, test::numbered_peer(1), from, 0, announce_event::completed),
                   t0 + 100s, res);
   }
   return take_snapshot(core, t0 + 120s);
@@ -82,8 +69,8 @@ class StateFile : public ::testing::Test {
     EXPECT_TRUE(w->add(swarm_of(3, 40)));
     EXPECT_TRUE(w->add(std::vector<ban_rule>{{"-XX0001-", "broken client"}, {"-YY", "abuse"}}));
     supervisor_holds h;
-    h.pinned.emplace_back(hash_of(1), "role-aware");
-    h.holdoff_left_ms.emplace_back(hash_of(3), 120000);
+    h.pinned.emplace_back(test::filled_hash(1), "role-aware");
+    h.holdoff_left_ms.emplace_back(test::filled_hash(3), 120000);
     EXPECT_TRUE(w->add(h));
     EXPECT_EQ(w->swarms(), 3u);
     EXPECT_EQ(w->peers(), 51u);
@@ -157,7 +144,7 @@ TEST_F(StateFile, EverythingWrittenComesBack) {
   EXPECT_EQ(c.bans[0].prefix, "-XX0001-");
   EXPECT_EQ(c.bans[1].reason, "abuse");
   ASSERT_EQ(c.holds.pinned.size(), 1u);
-  EXPECT_EQ(c.holds.pinned[0].first, hash_of(1));
+  EXPECT_EQ(c.holds.pinned[0].first, test::filled_hash(1));
   EXPECT_EQ(c.holds.pinned[0].second, "role-aware");
   ASSERT_EQ(c.holds.holdoff_left_ms.size(), 1u);
   EXPECT_EQ(c.holds.holdoff_left_ms[0].second, 120000);
@@ -271,7 +258,7 @@ TEST(StateAging, DowntimeAgesPeersAndDropsTheExpired) {
   auto aged = s;
   EXPECT_EQ(age_snapshot(aged, 3'600'000, 3700s), 9u);
   ASSERT_EQ(aged.peers.size(), 1u);
-  EXPECT_EQ(aged.peers[0].id, peer_of(1));
+  EXPECT_EQ(aged.peers[0].id, test::numbered_peer(1));
   // A clock that went backwards is no downtime.
   auto back = s;
   EXPECT_EQ(age_snapshot(back, -5000, 1h), 0u);

@@ -32,6 +32,22 @@ inline peer_id pid(std::uint64_t n) {
   return peer_id::from_bytes(std::string_view(buf, 20));
 }
 
+/// An info_hash whose 20 bytes are all `b`.
+inline info_hash filled_hash(std::uint8_t b) {
+  info_hash h;
+  h.bytes.fill(b);
+  return h;
+}
+
+/// A peer_id carrying `n` little-endian in its first four bytes (the rest
+/// zero but the last, 0x42): distinct ids with nothing of a client's prefix.
+inline peer_id numbered_peer(std::uint32_t n) {
+  peer_id p;
+  for (std::size_t k = 0; k < 4; ++k) p.bytes[k] = static_cast<std::uint8_t>(n >> (8 * k));
+  p.bytes[19] = 0x42;
+  return p;
+}
+
 /// An info_hash whose bytes are all `b` except the last, which is `n`.
 inline info_hash ih(std::uint8_t b, std::uint8_t n = 0) {
   info_hash h;
