@@ -93,6 +93,10 @@ struct daemon_settings {
   /// What the node-wide lists start with ([access] and clients.banned, the
   /// access file already read): main builds `node_lists` from it.
   initial_lists lists;
+  /// CPUs this process may use (affinity mask and cgroup quota,
+  /// app/config_cpus.hpp), read once: the zero defaults of http.io-threads
+  /// and scheduler.max-threads are derived from it.
+  std::size_t usable_cpus = 1;
   /// spdlog level name: trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   /// `log.format`: "text" or "json" (app/logging.hpp).

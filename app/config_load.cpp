@@ -20,7 +20,6 @@
 #include <caf/defaults.hpp>
 
 #include "app/config.hpp"
-#include "app/config_cpus.hpp"
 #include "app/config_detail.hpp"
 
 namespace sk {
@@ -349,7 +348,7 @@ load_action load_config(int argc, char** argv, swarmkeeper_config& cfg, daemon_s
   // would start no worker at all for 0, and its own default (a thread per
   // core of the machine, at least 4) ignores pinning and quotas.
   if (caf::get_or(cfg.content, "scheduler.max-threads", std::int64_t{0}) == 0)
-    cfg.set("scheduler.max-threads", static_cast<std::int64_t>(config::read_cpu_budget().usable()));
+    cfg.set("scheduler.max-threads", static_cast<std::int64_t>(out.usable_cpus));
   return load_action::run;
 }
 

@@ -149,7 +149,7 @@ void add_validation(problems& p, const std::string& prefix, const std::string& e
 // -- one function per section ---------------------------------------------------
 
 /// Returns http.bind as written (udp.bind falls back to it).
-std::string resolve_http(reader& r, http_server_config& h) {
+std::string resolve_http(reader& r, http_server_config& h, std::size_t usable_cpus) {
   h.port = r.count<std::uint16_t>("http.port");
   auto bind = r.string("http.bind");
   h.bind_addresses.clear();
@@ -166,7 +166,7 @@ std::string resolve_http(reader& r, http_server_config& h) {
   // app/config_cpus.hpp): the other half runs the actors. Measured on 2
   // cores (bench/http, unpinned): one I/O thread served 1.25x the requests
   // of two, because fewer threads batch more per hand-over (see http_lane).
-  if (io == 0) io = std::max<std::size_t>(1, read_cpu_budget().usable() / 2);
+  if (io == 0) io = std::max<std::size_t>(1, usable_cpus / 2);
   h.io_threads = io;
   h.max_url_length = r.count<std::size_t>("http.max-url-length");
   h.max_header_bytes = r.count<std::size_t>("http.max-header-bytes");
@@ -432,7 +432,8 @@ void resolve_cluster(reader& r, cluster::cluster_config& cl) {
 void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   const auto values = effective_values(content);
   reader r{values, p};
-  const auto http_bind = resolve_http(r, out.http);
+  out.usable_cpus = read_cpu_budget().usable();
+  const auto http_bind = resolve_http(r, out.http, out.usable_cpus);
   resolve_swarm(r, out.swarm, out.lists.bans);
   resolve_supervisor(r, out.supervisor);
   if (p.empty()) add_validation(p, "[supervisor] ", out.supervisor.validate());
