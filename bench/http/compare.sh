@@ -43,6 +43,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+bench_name=compare.sh
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 lua="$here/announce.lua"
 
 duration=${BENCH_DURATION:-15}
@@ -70,9 +73,6 @@ read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-$sk_args_default}"
 # would be early (warned, then refused). With 1 s the enforcement stays on
 # and sees none; a refusal would count as a failure reply and show up.
 sk_extra+=(--tracker.min-interval=1s)
-
-die() { echo "compare.sh: $*" >&2; exit 2; }
-note() { echo "== $*"; }
 
 # --- what we need ------------------------------------------------------------
 missing=()
@@ -102,18 +102,7 @@ else
   pin_wrk=()
 fi
 
-work=$(mktemp -d /tmp/swarmkeeper-bench.XXXXXX)
-chmod 755 "$work"   # opentracker chroots here and runs as nobody
-tracker_pid=""
-cleanup() {
-  if [[ -n $tracker_pid ]] && kill -0 "$tracker_pid" 2>/dev/null; then
-    kill -TERM "$tracker_pid" 2>/dev/null || true
-    wait "$tracker_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir swarmkeeper-bench
 
 clk_tck=$(getconf CLK_TCK)
 
@@ -129,15 +118,6 @@ chmod 644 "$work/hashes.txt"
 # Torrents whose swarms are checked by scrape after each warm-up.
 sample_hashes=$(sed -n "1p;$(((torrents + 1) / 2))p;${torrents}p" "$work/hashes.txt" | awk '!seen[$0]++')
 
-# --- helpers -------------------------------------------------------------------
-free_port() {
-  local p
-  for ((p = $1; p < $1 + 200; p++)); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
-  done
-  die "no free port near $1"
-}
-
 percent_encode_hex() { sed 's/../%&/g' <<<"$1"; }
 
 # scrape PORT HEX -> "complete incomplete" (empty on failure)
@@ -150,22 +130,8 @@ scrape() {
   [[ -n $c && -n $i ]] && echo "$c $i"
 }
 
-wait_until() {  # wait_until SECONDS CMD...: poll CMD until it succeeds
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    [[ -z $tracker_pid ]] || kill -0 "$tracker_pid" 2>/dev/null || return 1
-    sleep 0.05
-  done
-}
-
-http_ok() { [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1") == 200 ]]; }
-
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
 start_opentracker() {
-  port=$(free_port 17881)
+  port=$(free_port)
   local as_user=()
   if [[ $(id -u) -eq 0 ]]; then as_user=(-u nobody); fi
   "${pin_tracker[@]}" opentracker -i 127.0.0.1 -p "$port" -P "$port" "${as_user[@]}" \
@@ -178,7 +144,7 @@ start_opentracker() {
 }
 
 start_swarmkeeper() {
-  port=$(free_port 17981)
+  port=$(free_port)
   # --no-udp: this bench measures HTTP, and a UDP socket on the default port
   # (6969) would collide with parallel runs or a tracker already running.
   "${pin_tracker[@]}" "$sk" --http-port="$port" --no-udp --bind=127.0.0.1 "${sk_extra[@]}" \
@@ -212,8 +178,6 @@ run_wrk() {
   result="$(grep '^BENCH ' <<<"$out") cpu_ticks=$((after - before))"
   [[ $result == BENCH* ]] || { echo "$out" >&2; die "no BENCH line from wrk"; }
 }
-
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 
 warm_up() {  # warm_up NAME: announce every slot, then check the sample swarms
   run_wrk warmup 1 "$warmup"
@@ -306,7 +270,6 @@ if [[ ${warm_sample[opentracker]} != "${warm_sample[swarmkeeper]}" ]]; then
 fi
 
 # --- summary: medians over rounds ------------------------------------------------
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 metric() {  # metric NAME MODE FIELD -> median over rounds
   local row
   for row in "${rows[@]}"; do

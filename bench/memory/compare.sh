@@ -38,6 +38,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+bench_name=compare.sh
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 
 populations=${MEM_POPULATIONS:-"100000x10 100000x1 1000x1000"}
 if [[ ${MEM_LARGE:-0} == 1 ]]; then populations+=" 1000000x10"; fi
@@ -49,22 +52,12 @@ seed0=${MEM_SEED:-1}
 read -r -a sk_extra <<<"${MEM_SWARMKEEPER_ARGS:-}"
 chunk_slots=1000000
 
-die() { echo "compare.sh: $*" >&2; exit 2; }
-note() { echo "== $*"; }
-
 for tool in opentracker curl; do
   if [[ $trackers == *$tool* || $tool == curl ]]; then
     command -v "$tool" >/dev/null || die "missing $tool; install it with: deploy/install-deps.sh --bench"
   fi
 done
 
-find_bin() {  # find_bin NAME GIVEN
-  local c
-  if [[ -n $2 ]]; then echo "$2"; return; fi
-  for c in "$root"/build/bin/"$1" "$root"/build-*/bin/"$1"; do
-    if [[ -x $c ]]; then echo "$c"; return; fi
-  done
-}
 sk=$(find_bin swarmkeeper "${1:-${SWARMKEEPER:-}}")
 lg=$(find_bin udp_loadgen "${2:-${UDP_LOADGEN:-}}")
 [[ -n $sk && -x $sk ]] || die "no swarmkeeper binary (cmake --build build, or pass its path)"
@@ -73,39 +66,9 @@ for v in settle window threads seed0; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "MEM_${v^^} must be a non-negative integer, not '${!v}'"
 done
 
-work=$(mktemp -d /tmp/swarmkeeper-membench.XXXXXX)
-chmod 755 "$work"
-tracker_pid=""
-cleanup() {
-  if [[ -n $tracker_pid ]] && kill -0 "$tracker_pid" 2>/dev/null; then
-    kill -TERM "$tracker_pid" 2>/dev/null || true
-    wait "$tracker_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir swarmkeeper-membench
 
-free_port() {
-  local p
-  for ((p = $1; p < $1 + 200; p++)); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null \
-       && ! ss -Hlun "sport = :$p" 2>/dev/null | grep -q .; then echo "$p"; return; fi
-  done
-  die "no free port near $1"
-}
-wait_until() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    [[ -z $tracker_pid ]] || kill -0 "$tracker_pid" 2>/dev/null || return 1
-    sleep 0.1
-  done
-}
-http_ok() { [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1") == 200 ]]; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$tracker_pid/status"; }
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 
 # chunks TORRENTS PEERS -> "torrents_per_chunk chunk_count"
 chunks() {
@@ -127,7 +90,7 @@ write_hashes() {  # write_hashes TORRENTS_PER_CHUNK CHUNKS PEERS
 }
 
 start_opentracker() {
-  port=$(free_port 18881)
+  port=$(free_port)
   local as_user=()
   if [[ $(id -u) -eq 0 ]]; then as_user=(-u nobody); fi
   opentracker -i 127.0.0.1 -p "$port" -P "$port" "${as_user[@]}" -d "$work" -w hashes.txt \
@@ -140,8 +103,7 @@ start_opentracker() {
 }
 
 start_swarmkeeper() {
-  port=$(free_port 18981)
-  http_port=$(free_port $((port + 1)))
+  read -r port http_port <<<"$(free_ports 2)"
   "$sk" --udp-port="$port" --http-port="$http_port" --bind=127.0.0.1 "${sk_extra[@]}" \
     >"$work/swarmkeeper.log" 2>&1 &
   tracker_pid=$!

@@ -20,6 +20,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+bench_name="state bench"
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 sk=${1:-$root/build/bin/swarmkeeper}
 lg=${2:-$root/build/bin/udp_loadgen}
 populations=${STATE_POPULATIONS:-100000x10}
@@ -30,7 +33,6 @@ pid=""
 cleanup() { [[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 healthy() { curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; }
 
 start() {  # start PERIOD

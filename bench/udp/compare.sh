@@ -45,6 +45,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+bench_name=compare.sh
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 
 duration=${BENCH_DURATION:-15}
 window=${BENCH_WINDOW:-64}
@@ -68,22 +71,12 @@ fi
 read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-$sk_args_default}"
 sk_extra+=(--tracker.min-interval=1s)
 
-die() { echo "compare.sh: $*" >&2; exit 2; }
-note() { echo "== $*"; }
-
 missing=()
 for tool in opentracker curl taskset; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 ((${#missing[@]} == 0)) || die "missing ${missing[*]}; install them with: deploy/install-deps.sh --bench"
 
-find_bin() {  # find_bin NAME GIVEN
-  local c
-  if [[ -n $2 ]]; then echo "$2"; return; fi
-  for c in "$root"/build/bin/"$1" "$root"/build-*/bin/"$1"; do
-    if [[ -x $c ]]; then echo "$c"; return; fi
-  done
-}
 sk=$(find_bin swarmkeeper "${1:-${SWARMKEEPER:-}}")
 lg=$(find_bin udp_loadgen "${2:-${UDP_LOADGEN:-}}")
 [[ -n $sk && -x $sk ]] || die "no swarmkeeper binary (cmake --build build, or pass its path)"
@@ -101,18 +94,7 @@ else
   pin_lg=()
 fi
 
-work=$(mktemp -d /tmp/swarmkeeper-udpbench.XXXXXX)
-chmod 755 "$work"
-tracker_pid=""
-cleanup() {
-  if [[ -n $tracker_pid ]] && kill -0 "$tracker_pid" 2>/dev/null; then
-    kill -TERM "$tracker_pid" 2>/dev/null || true
-    wait "$tracker_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir swarmkeeper-udpbench
 
 clk_tck=$(getconf CLK_TCK)
 pop=(--torrents="$torrents" --peers="$peers" --seed="$seed")
@@ -121,30 +103,8 @@ pop=(--torrents="$torrents" --peers="$peers" --seed="$seed")
 chmod 644 "$work/hashes.txt"
 [[ $(wc -l <"$work/hashes.txt") -eq $torrents ]] || die "hash list has the wrong length"
 
-# A port free for both TCP (connect refused) and UDP (nothing in ss).
-free_port() {
-  local p
-  for ((p = $1; p < $1 + 200; p++)); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null \
-       && ! ss -Hlun "sport = :$p" 2>/dev/null | grep -q .; then echo "$p"; return; fi
-  done
-  die "no free port near $1"
-}
-
-wait_until() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    [[ -z $tracker_pid ]] || kill -0 "$tracker_pid" 2>/dev/null || return 1
-    sleep 0.05
-  done
-}
-http_ok() { [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1") == 200 ]]; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
 start_opentracker() {
-  port=$(free_port 18881)
+  port=$(free_port)
   local as_user=()
   if [[ $(id -u) -eq 0 ]]; then as_user=(-u nobody); fi
   # -p: HTTP (readiness check only), -P: UDP, the port measured.
@@ -158,8 +118,7 @@ start_opentracker() {
 }
 
 start_swarmkeeper() {
-  port=$(free_port 18981)
-  http_port=$(free_port $((port + 1)))
+  read -r port http_port <<<"$(free_ports 2)"
   "${pin_tracker[@]}" "$sk" --udp-port="$port" --http-port="$http_port" --bind=127.0.0.1 "${sk_extra[@]}" \
     >"$work/swarmkeeper.log" 2>&1 &
   tracker_pid=$!
@@ -178,8 +137,6 @@ stop_tracker() {
     flagged=1
   fi
 }
-
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 
 run_lg() {  # run_lg ARGS... -> global result = BENCH line + cpu_ticks=N
   local before after out
@@ -237,7 +194,6 @@ for ((round = 1; round <= rounds; round++)); do
   start_swarmkeeper; warm_up; measure swarmkeeper "$round"; stop_tracker swarmkeeper
 done
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 metric() {
   local row n line
   for row in "${rows[@]}"; do

@@ -48,3 +48,13 @@ def free_port(host="127.0.0.1"):
             _handed_out.add(port)
             return port
     raise RuntimeError("no free port on %s below %d" % (host, high))
+
+
+if __name__ == "__main__":
+    import sys
+
+    # ports.py [HOST [COUNT]]: COUNT distinct ports, one a line.
+    host = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1"
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    for _ in range(count):
+        print(free_port(host))
