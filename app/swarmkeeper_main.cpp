@@ -14,8 +14,8 @@
 ///   stop:  stop the admin API (first) ─▶ stop accepting HTTP ─▶ stop UDP
 ///          (stop receiving, drain replies in flight, stop workers) ─▶ drain
 ///          HTTP connections ─▶ stop I/O threads ─▶ stop the prober (aborts
-///          probes in flight) ─▶ write the state file (if state.dir) ─▶
-///          leave the cluster (hand swarms over) ─▶ stop
+///          probes in flight) ─▶ leave the cluster (hand swarms over) ─▶
+///          write the state file (if state.dir: the swarms still here) ─▶ stop
 ///          swarms, then the supervisor and its remediation actors ─▶
 ///          gateway ─▶ actor system
 ///
@@ -268,19 +268,22 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
         "{} remembered, {} refused, {} dropped",
         c.started, c.reachable, c.unreachable, c.bogus, c.remembered, c.refused, c.dropped);
   }
-  // After the drain (nothing changes any more), before a cluster hands
-  // the swarms over and before they stop.
+  if (cluster) {
+    // Graceful leave: every local swarm goes to its next owner first; a
+    // handoff nobody takes (every other member leaving too) keeps the swarm
+    // here, and a leaving node takes none in.
+    const auto moved = cluster->leave(std::max(settings.drain_timeout, std::chrono::milliseconds{5000}));
+    spdlog::info("cluster: handed {} swarms over before leaving", moved);
+  }
+  // After the drain and the leave (nothing changes any more): the swarms
+  // still here are written, so a swarm another member took over is not in
+  // this node's file and comes back once after a whole-cluster restart.
   if (state) {
     // The keeper logs the write (or why it failed).
     state->save_now(std::max(settings.drain_timeout, std::chrono::milliseconds{60000}));
     state->stop();
   }
-  if (cluster) {
-    // Graceful leave: every local swarm goes to its next owner first.
-    const auto moved = cluster->leave(std::max(settings.drain_timeout, std::chrono::milliseconds{5000}));
-    spdlog::info("cluster: handed {} swarms over before leaving", moved);
-    cluster->stop();
-  }
+  if (cluster) cluster->stop();
   directory.stop_all();
   spdlog::info("stopped");
   return EXIT_SUCCESS;

@@ -146,6 +146,7 @@ cluster_view_ptr make_view(node_ptr self, bool include_self) {
 
 void publish_view(node_ptr self) {
   auto& st = self->state;
+  if (st.left) return;
   auto v = make_view(self, !st.leaving);
   st.view = v;
   const std::size_t moving = st.dir->set_view(v);

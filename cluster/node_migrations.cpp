@@ -57,14 +57,45 @@ void record_migration(node_ptr self, std::string from, const swarm_snapshot& s,
   while (st.migrations.size() > max_migration_records) st.migrations.pop_front();
 }
 
+namespace {
+
+/// A sender on an older view may hand over a swarm that this node's newer
+/// view gives to a third member (two members joined at about the same
+/// time): the swarm goes on to that member, or the owner would serve an
+/// empty swarm while this node keeps the real one. A swarm whose sender is
+/// its owner by rendezvous came on purpose (a rebalance), as did an
+/// operator's move: those stay.
+void pass_on_if_stale(node_ptr self, const info_hash& h, const std::string& from,
+                      bool operator_move) {
+  auto& st = self->state;
+  if (operator_move || st.leaving) return;
+  const auto v = st.dir->view();
+  if (!v) return;
+  const std::string owner = v->owner(h);
+  if (owner == v->self || owner == from) return;
+  const auto why = st.dir->move(h, owner);
+  if (why.empty())
+    spdlog::info("cluster: swarm {} arrived from {} on an older view; handed on to its owner {}",
+                 h.hex(), from.empty() ? std::string("?") : from, owner);
+}
+
+}  // namespace
+
 node_migration_part::behavior_type migration_behavior(node_ptr self) {
   return {
       [self](caf::migrate_atom, caf::put_atom,
              const swarm_snapshot& s) -> caf::result<caf::ok_atom> {
+        // A leaving node takes nothing in: the sender keeps the swarm (it
+        // serves it, or writes it to its own state file when it is leaving
+        // too) rather than hand it to a node about to stop.
+        if (self->state.leaving) return caf::make_error(caf::sec::request_receiver_down);
         if (!self->state.dir->install(s)) return caf::make_error(caf::sec::request_receiver_down);
         // Arrived: not moved again for a few rebalance periods (no ping-pong).
         self->state.moved_in_round[s.hash] = self->state.rebalance_round;
-        record_migration(self, sender_member(self), s, {});
+        const std::string from = sender_member(self);
+        const bool operator_move = self->state.operator_moves.count(s.hash.hex()) != 0;
+        record_migration(self, from, s, {});
+        pass_on_if_stale(self, s.hash, from, operator_move);
         return caf::ok_atom::value;
       },
       [self](movenote_atom, const info_hash& h, const std::string& from) {
@@ -84,7 +115,11 @@ node_migration_part::behavior_type migration_behavior(node_ptr self) {
         // Graceful leave: hand everything over (views without this node),
         // then wait until every handoff is acknowledged.
         auto& st = self->state;
-        if (st.live.empty()) return std::uint64_t{0};
+        if (st.live.empty()) {
+          // Alone: nothing to hand over, and nobody who joins now gets any.
+          st.leaving = st.left = true;
+          return std::uint64_t{0};
+        }
         st.leaving = true;
         st.view = make_view(self, false);
         const std::size_t moving = st.dir->set_view(st.view);
@@ -101,6 +136,7 @@ node_migration_part::behavior_type migration_behavior(node_ptr self) {
           return;
         }
         for (const auto& [name, h] : st.live) self->send(h, caf::leave_atom::value, st.me.name);
+        st.left = true;
         st.leave_promise.deliver(std::uint64_t{st.moving});
       },
   };

@@ -76,6 +76,10 @@ struct node_state {
   std::uint64_t epoch = 0;
   /// Leaving (SIGTERM): no more views with this node in them.
   bool leaving = false;
+  /// The graceful leave is over: the swarms still here (handoffs nobody
+  /// took) stay until the stop and go to the state file; a membership
+  /// change moves nothing any more.
+  bool left = false;
 
   // -- replicas (node_replicas.cpp) ------------------------------------------------
   /// Replicas other nodes sent here: origin -> hash -> replica.
