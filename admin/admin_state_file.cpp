@@ -48,6 +48,7 @@ void write_state_file(exposition& m, const state_stats* s) {
   loaded.sample(label("what", "swarms"), double(s->loaded_swarms.load()));
   loaded.sample(label("what", "peers"), double(s->loaded_peers.load()));
   loaded.sample(label("what", "bans"), double(s->loaded_bans.load()));
+  loaded.sample(label("what", "access_entries"), double(s->loaded_access.load()));
   loaded.sample(label("what", "expired_peers"), double(s->expired_peers.load()));
   m.add("swarmkeeper_state_load_refused", mt::gauge,
         "1 when the state file found at start was refused (moved aside; the node started "
@@ -62,6 +63,7 @@ json state_file_json(const state_stats* s, const std::string& dir) {
                {"swarms", s->loaded_swarms.load()},
                {"peers", s->loaded_peers.load()},
                {"bans", s->loaded_bans.load()},
+               {"access_entries", s->loaded_access.load()},
                {"expired_peers", s->expired_peers.load()}};
   if (s->load.load() == state_stats::refused) {
     load["problem"] = s->load_problem();

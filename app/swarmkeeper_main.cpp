@@ -168,7 +168,7 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   // holds of the last run are back before the first announce.
   std::optional<sk::state_keeper> state;
   if (!settings.state.dir.empty()) {
-    state.emplace(sys, directory, lists.bans(), settings.state);
+    state.emplace(sys, directory, lists.bans(), settings.state, lists.access());
     state->load();
     state->start();
   }

@@ -23,7 +23,7 @@ constexpr std::size_t header_size = 8 + 4 + 4 + 8;
 constexpr std::size_t frame_size = 1 + 4;
 constexpr std::uint32_t trailer_length = 16;
 
-enum kind : std::uint8_t { k_swarm = 1, k_bans = 2, k_holds = 3, k_trailer = 0xFF };
+enum kind : std::uint8_t { k_swarm = 1, k_bans = 2, k_holds = 3, k_access = 4, k_trailer = 0xFF };
 
 void put_u32(char* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
@@ -176,6 +176,10 @@ bool writer::add(const std::vector<ban_rule>& bans) {
 
 bool writer::add(const supervisor_holds& holds) { return record(k_holds, holds); }
 
+bool writer::add(const access_record& access) {
+  return record(k_access, std::make_pair(access.mode, access.hashes));
+}
+
 bool writer::commit(std::string* error) {
   const std::string tmp = dir_ + "/" + temp_name;
   char trailer[frame_size + trailer_length];
@@ -220,9 +224,9 @@ read_result read_bytes(const std::vector<char>& bytes, const sink& out) {
   if (bytes.size() < header_size || std::memcmp(bytes.data(), magic, sizeof magic) != 0)
     return refuse("not a swarmkeeper state file (bad magic)");
   const std::uint32_t v = get_u32(bytes.data() + 8);
-  if (v != version)
-    return refuse("state file version " + std::to_string(v) + ", this build reads version " +
-                  std::to_string(version));
+  if (v < oldest_version || v > version)
+    return refuse("state file version " + std::to_string(v) + ", this build reads versions " +
+                  std::to_string(oldest_version) + " to " + std::to_string(version));
   r.written_unix_ms = static_cast<std::int64_t>(get_u64(bytes.data() + 16));
 
   // Pass 1: framing, trailer, CRC, and that every record decodes.
@@ -278,12 +282,19 @@ read_result read_bytes(const std::vector<char>& bytes, const sink& out) {
         if (!decode(p, s.length, h)) return refuse("the holds record does not decode");
         break;
       }
+      case k_access: {
+        if (v < 2) return refuse("unknown record kind 4 in a version 1 file");
+        std::pair<std::string, std::vector<info_hash>> a;
+        if (!decode(p, s.length, a)) return refuse("the access list record does not decode");
+        break;
+      }
       default:
         return refuse("unknown record kind " + std::to_string(s.kind));
     }
   }
 
   // Pass 2: everything checked; hand the records out.
+  if (out.begin) out.begin(r.written_unix_ms);
   for (const auto& s : records) {
     const char* p = bytes.data() + s.at;
     if (s.kind == k_swarm) {
@@ -304,6 +315,10 @@ read_result read_bytes(const std::vector<char>& bytes, const sink& out) {
       supervisor_holds h;
       decode(p, s.length, h);
       if (out.holds) out.holds(std::move(h));
+    } else if (s.kind == k_access) {
+      std::pair<std::string, std::vector<info_hash>> a;
+      decode(p, s.length, a);
+      if (out.access) out.access(access_record{std::move(a.first), std::move(a.second)});
     }
   }
   r.status = read_result::outcome::loaded;

@@ -1,6 +1,7 @@
 #pragma once
 /// The state file of one node (`state.dir`): every swarm this node owns,
-/// the ban list and the supervisor's operator holds, written on SIGTERM and
+/// the ban list, the supervisor's operator holds and (without an access
+/// file) the access list, written on SIGTERM and
 /// every `state.snapshot-period`, read once at start.
 ///
 /// Layout (integers little-endian):
@@ -33,13 +34,24 @@ namespace sk {
 
 namespace state_file {
 
-/// The version this build writes and the only one it reads.
-constexpr std::uint32_t version = 1;
+/// The version this build writes, and the oldest it still reads. Record
+/// kinds: 1 a swarm, 2 the ban list, 3 the supervisor's holds (since 1);
+/// 4 the access list (since 2).
+constexpr std::uint32_t version = 2;
+constexpr std::uint32_t oldest_version = 1;
 /// The file inside the state directory, and its temporary sibling.
 constexpr const char* file_name = "swarmkeeper.state";
 constexpr const char* temp_name = "swarmkeeper.state.tmp";
 
 std::string path_in(const std::string& dir);
+
+/// The access list as the admin API left it, kept for a node that has no
+/// access file (with one, the file holds every change): the mode it was
+/// made for and its hashes.
+struct access_record {
+  std::string mode;
+  std::vector<info_hash> hashes;
+};
 
 /// Streams one state file. Not thread-safe.
 class writer {
@@ -55,6 +67,7 @@ class writer {
   bool add(const swarm_snapshot& s);
   bool add(const std::vector<ban_rule>& bans);
   bool add(const supervisor_holds& holds);
+  bool add(const access_record& access);
 
   /// Trailer, fsync, rename over the state file, fsync of the directory.
   /// False with `error` set (the old state file stays).
@@ -103,9 +116,13 @@ struct read_result {
 
 /// Where `read` hands the records of a file it checked.
 struct sink {
+  /// Once the whole file is checked, before the first record: when the
+  /// file was written (Unix ms).
+  std::function<void(std::int64_t written_unix_ms)> begin;
   std::function<void(swarm_snapshot&&)> swarm;
   std::function<void(std::vector<ban_rule>&&)> bans;
   std::function<void(supervisor_holds&&)> holds;
+  std::function<void(access_record&&)> access;
 };
 
 /// Reads the state file of `dir` (see the layout above): checks it whole

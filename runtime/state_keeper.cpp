@@ -1,6 +1,7 @@
 #include "runtime/state_keeper.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,14 @@ struct keeper_context {
   std::shared_ptr<live_ban_list> bans;
   state_config cfg;
   std::shared_ptr<state_stats> stats;
+  std::shared_ptr<access_control> access;
 };
+
+/// The access list belongs in the state file only while no access file
+/// holds it.
+bool keeps_access(const std::shared_ptr<access_control>& a) {
+  return a && a->mode() != access_mode::off && a->file().empty();
+}
 
 struct keeper_state {
   static inline const char* name = "sk.state_keeper";
@@ -83,6 +91,9 @@ void finish(keeper_ptr self, bool ok, const std::string& error) {
 void write_tail(keeper_ptr self) {
   auto& st = self->state;
   if (st.ctx->bans) st.out->add(st.ctx->bans->snapshot()->rules());
+  if (keeps_access(st.ctx->access))
+    st.out->add(state_file::access_record{to_string(st.ctx->access->mode()),
+                                          st.ctx->access->snapshot()->sorted()});
   auto commit = [self] {
     auto& s = self->state;
     std::string error;
@@ -213,11 +224,13 @@ std::size_t age_snapshot(swarm_snapshot& s, std::int64_t downtime_ms,
 }
 
 state_keeper::state_keeper(caf::actor_system& sys, swarm_directory& dir,
-                           std::shared_ptr<live_ban_list> bans, state_config cfg)
+                           std::shared_ptr<live_ban_list> bans, state_config cfg,
+                           std::shared_ptr<access_control> access)
     : sys_(sys),
       dir_(dir),
       bans_(std::move(bans)),
       cfg_(std::move(cfg)),
+      access_(std::move(access)),
       stats_(std::make_shared<state_stats>()) {}
 
 state_keeper::~state_keeper() { stop(); }
@@ -225,19 +238,26 @@ state_keeper::~state_keeper() { stop(); }
 void state_keeper::load() {
   const auto t0 = std::chrono::steady_clock::now();
   const std::int64_t now_ms = unix_ms_now();
-  std::int64_t written = 0;
-  std::uint64_t swarms = 0, peers = 0, expired = 0, bans = 0, refused_bans = 0;
-  std::vector<swarm_snapshot> pending;
+  std::int64_t downtime = 0;
+  std::uint64_t swarms = 0, peers = 0, expired = 0, bans = 0, refused_bans = 0, access = 0;
   std::vector<ban_rule> ban_rules;
   supervisor_holds holds;
+  std::optional<state_file::access_record> access_list_saved;
   state_file::sink out;
-  // The file is checked whole before the first record arrives here; the
-  // records are only installed once every one of them decoded.
-  out.swarm = [&](swarm_snapshot&& s) { pending.push_back(std::move(s)); };
+  // The reader checks the file whole (framing, checksum, every record
+  // decoding) before `begin`; only then do records arrive here, so a swarm
+  // is installed as it is decoded and no copy of all of them is held.
+  out.begin = [&](std::int64_t written) { downtime = std::max<std::int64_t>(now_ms - written, 0); };
+  out.swarm = [&](swarm_snapshot&& s) {
+    expired += age_snapshot(s, downtime, cfg_.peer_timeout);
+    peers += s.peers.size();
+    ++swarms;
+    dir_.install(s);
+  };
   out.bans = [&](std::vector<ban_rule>&& b) { ban_rules = std::move(b); };
   out.holds = [&](supervisor_holds&& h) { holds = std::move(h); };
+  out.access = [&](state_file::access_record&& a) { access_list_saved = std::move(a); };
   auto r = state_file::read(cfg_.dir, out);
-  written = r.written_unix_ms;
   if (r.status == state_file::read_result::outcome::absent) {
     stats_->load.store(state_stats::absent);
     spdlog::info("state: no state file in {} (a first start)", cfg_.dir);
@@ -252,14 +272,6 @@ void state_keeper::load() {
                   r.problem, moved.empty() ? error : "moved aside to " + moved);
     return;
   }
-  const std::int64_t downtime = std::max<std::int64_t>(now_ms - written, 0);
-  for (auto& s : pending) {
-    expired += age_snapshot(s, downtime, cfg_.peer_timeout);
-    peers += s.peers.size();
-    ++swarms;
-    dir_.install(s);
-  }
-  pending.clear();
   if (bans_) {
     for (auto& rule : ban_rules) {
       if (bans_->add(rule.prefix, rule.reason) == live_ban_list::add_result::invalid)
@@ -272,6 +284,19 @@ void state_keeper::load() {
     if (const auto& sup = dir_.supervisor_handle())
       caf::anon_send(sup, holds_atom::value, caf::put_atom::value, std::move(holds));
   }
+  if (access_list_saved && keeps_access(access_)) {
+    // A list made for the other mode means the opposite: not put back.
+    if (access_list_saved->mode == to_string(access_->mode())) {
+      access_list list;
+      for (const auto& h : access_list_saved->hashes) list.add(h);
+      access = list.size();
+      access_->restore(std::move(list));
+    } else {
+      spdlog::warn("state: the saved access list was made for mode {}, this node runs mode {}: "
+                   "not put back",
+                   access_list_saved->mode, to_string(access_->mode()));
+    }
+  }
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - t0)
                         .count();
@@ -280,16 +305,19 @@ void state_keeper::load() {
   stats_->loaded_peers.store(peers);
   stats_->expired_peers.store(expired);
   stats_->loaded_bans.store(bans);
+  stats_->loaded_access.store(access);
   stats_->load.store(state_stats::loaded);
-  spdlog::info("state: loaded {} swarms, {} peers, {} bans from {} (written {} s ago) in {} ms; "
+  spdlog::info("state: loaded {} swarms, {} peers, {} bans{} from {} (written {} s ago) in {} ms; "
                "{} peers expired while down{}",
-               swarms, peers, bans, state_file::path_in(cfg_.dir), downtime / 1000, took, expired,
+               swarms, peers, bans,
+               access ? ", " + std::to_string(access) + " access-list entries" : std::string(),
+               state_file::path_in(cfg_.dir), downtime / 1000, took, expired,
                refused_bans ? ", " + std::to_string(refused_bans) + " bans refused" : "");
 }
 
 void state_keeper::start() {
   if (actor_) return;
-  auto ctx = std::make_shared<keeper_context>(keeper_context{&dir_, bans_, cfg_, stats_});
+  auto ctx = std::make_shared<keeper_context>(keeper_context{&dir_, bans_, cfg_, stats_, access_});
   actor_ = sys_.spawn<caf::detached>(keeper_behavior, std::move(ctx));
   if (cfg_.period.count() > 0)
     caf::delayed_anon_send(actor_, cfg_.period, caf::tick_atom::value);

@@ -26,6 +26,7 @@
 #include <caf/all.hpp>
 
 #include "runtime/state_file.hpp"
+#include "tracker/access_list.hpp"
 
 namespace sk {
 
@@ -57,6 +58,9 @@ struct state_stats {
   /// Peers whose timeout passed while the daemon was down.
   std::atomic<std::uint64_t> expired_peers{0};
   std::atomic<std::uint64_t> loaded_bans{0};
+  /// Access-list entries put back from the file (a node without an access
+  /// file).
+  std::atomic<std::uint64_t> loaded_access{0};
 
   std::atomic<std::int64_t> last_write_unix_ms{0};
   std::atomic<std::int64_t> last_duration_ms{0};
@@ -82,8 +86,10 @@ struct state_stats {
 
 class state_keeper {
  public:
+  /// `access` (may be null): the node's access list, kept in the file
+  /// while the node has no access file.
   state_keeper(caf::actor_system& sys, swarm_directory& dir, std::shared_ptr<live_ban_list> bans,
-               state_config cfg);
+               state_config cfg, std::shared_ptr<access_control> access = nullptr);
   ~state_keeper();
   state_keeper(const state_keeper&) = delete;
   state_keeper& operator=(const state_keeper&) = delete;
@@ -109,6 +115,7 @@ class state_keeper {
   swarm_directory& dir_;
   std::shared_ptr<live_ban_list> bans_;
   state_config cfg_;
+  std::shared_ptr<access_control> access_;
   std::shared_ptr<state_stats> stats_;
   caf::actor actor_;
 };

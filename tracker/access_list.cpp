@@ -184,4 +184,9 @@ access_control::change_result access_control::reload() {
   return {true, {}};
 }
 
+void access_control::restore(access_list list) {
+  std::lock_guard<std::mutex> lock{write_mutex_};
+  cell_.store(std::make_shared<const access_list>(std::move(list)));
+}
+
 }  // namespace sk

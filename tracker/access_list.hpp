@@ -110,6 +110,9 @@ class access_control {
   /// Re-reads the file (SIGHUP, the admin API). On any error the old list
   /// stays in force and the error is returned. Fails without a file.
   change_result reload();
+  /// Puts `list` in force whole (the state file's list, for a node without
+  /// an access file); writes nothing.
+  void restore(access_list list);
 
   /// Announces / scrape hashes refused so far (the front ends count).
   std::atomic<std::uint64_t> refused_http_announces{0};

@@ -7,7 +7,9 @@
 2. SIGKILL after a periodic snapshot -> restart: what that snapshot held
    is back (at most one period lost).
 3. Peers whose timeout passed while the daemon was down are dropped on load.
-4. A truncated file, a flipped byte, a future version and an empty file:
+4. Without an access file, the access list the admin API changed comes
+   back; a list made for the other mode is not put back.
+5. A truncated file, a flipped byte, a future version and an empty file:
    each time the daemon comes up empty, says why in one log line, and the
    file is moved aside (not deleted).
 
@@ -270,6 +272,36 @@ def expired_dropped(binary, work):
     print("peers that expired while down are dropped; downloaded kept")
 
 
+def access_list_kept(binary, work):
+    state = os.path.join(work, "access")
+    d = Daemon(binary, state, extra=["--access.mode=deny"])
+    d.start()
+    denied, served = b"\xaa" * 20, b"\xbb" * 20
+    d.admin("POST", "/api/access/%s/deny" % denied.hex())
+    expect(b"failure reason" in d.announce(denied, 30001, 100), "the deny did not take", d)
+    d.stop()
+    d.start()
+    expect(", 1 access-list entries from" in d.text(), "no access list in the load line", d)
+    expect(d.admin("GET", "/api/node")["state"]["load"]["access_entries"] == 1,
+           "/api/node does not count the access list", d)
+    expect(b"failure reason" in d.announce(denied, 30001, 100),
+           "the denied torrent is served after the restart", d)
+    expect(b"failure reason" not in d.announce(served, 30002, 100),
+           "another torrent is refused after the restart", d)
+    d.stop()
+    # The same file on a node in allow mode: a deny list would mean the
+    # opposite there, so it is not put back (and every torrent is refused).
+    d.extra = ["--access.mode=allow"]
+    d.start()
+    expect("made for mode deny, this node runs mode allow: not put back" in d.text(),
+           "no warning about the mode", d)
+    listing = d.admin("GET", "/api/access")
+    expect(listing.get("count", len(listing.get("hashes", []))) == 0,
+           "a deny list was put back in allow mode: %r" % listing, d)
+    d.stop()
+    print("access list (no access file) kept over a restart; not put back in the other mode")
+
+
 def corrupt_files(binary, work):
     state = os.path.join(work, "corrupt")
     d = Daemon(binary, state)
@@ -316,6 +348,7 @@ def main():
         sigterm_restart(binary, work)
         sigkill_after_period(binary, work)
         expired_dropped(binary, work)
+        access_list_kept(binary, work)
         corrupt_files(binary, work)
         print("PASS")
     finally:

@@ -3,6 +3,8 @@
 // it is refused as a whole (no record handed out) with a reason; refused
 // files are moved aside, never deleted; ages grow by the downtime and
 // expired peers are dropped.
+#include <zlib.h>
+
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -72,6 +74,8 @@ class StateFile : public ::testing::Test {
     h.pinned.emplace_back(test::filled_hash(1), "role-aware");
     h.holdoff_left_ms.emplace_back(test::filled_hash(3), 120000);
     EXPECT_TRUE(w->add(h));
+    EXPECT_TRUE(w->add(state_file::access_record{
+        "deny", {test::filled_hash(7), test::filled_hash(8)}}));
     EXPECT_EQ(w->swarms(), 3u);
     EXPECT_EQ(w->peers(), 51u);
     EXPECT_TRUE(w->commit(&error)) << error;
@@ -91,6 +95,8 @@ class StateFile : public ::testing::Test {
     std::vector<swarm_snapshot> swarms;
     std::vector<ban_rule> bans;
     supervisor_holds holds;
+    state_file::access_record access;
+    std::int64_t begun_at = -1;
     int calls = 0;
   };
   state_file::sink sink_into(collected& c) {
@@ -106,6 +112,14 @@ class StateFile : public ::testing::Test {
     s.holds = [&c](supervisor_holds&& h) {
       ++c.calls;
       c.holds = std::move(h);
+    };
+    s.access = [&c](state_file::access_record&& a) {
+      ++c.calls;
+      c.access = std::move(a);
+    };
+    s.begin = [&c](std::int64_t written) {
+      ++c.calls;
+      c.begun_at = written;
     };
     return s;
   }
@@ -148,11 +162,54 @@ TEST_F(StateFile, EverythingWrittenComesBack) {
   EXPECT_EQ(c.holds.pinned[0].second, "role-aware");
   ASSERT_EQ(c.holds.holdoff_left_ms.size(), 1u);
   EXPECT_EQ(c.holds.holdoff_left_ms[0].second, 120000);
+  EXPECT_EQ(c.access.mode, "deny");
+  EXPECT_EQ(c.access.hashes,
+            (std::vector<info_hash>{test::filled_hash(7), test::filled_hash(8)}));
+  // `begin` came first, with the file's time.
+  EXPECT_EQ(c.begun_at, 1'700'000'123'456);
   // The temporary file is gone after the rename; the file is private.
   EXPECT_FALSE(fs::exists(fs::path(dir_) / state_file::temp_name));
   struct stat st {};
   ASSERT_EQ(::stat(state_file::path_in(dir_).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(StateFile, AVersionOneFileIsStillReadButMayNotHoldAnAccessList) {
+  // A version-1 file: the same framing, without the access record (kind 4,
+  // new in version 2). Its trailer's CRC covers the header, so the version
+  // is changed before the checksum is computed again.
+  std::string error;
+  auto w = state_file::writer::open(dir_, 1'700'000'000'000, &error);
+  ASSERT_TRUE(w) << error;
+  ASSERT_TRUE(w->add(swarm_of(1, 4)));
+  ASSERT_TRUE(w->commit(&error)) << error;
+  auto bytes = file_bytes();
+  bytes[8] = 1;
+  const std::size_t trailer = bytes.size() - 21;
+  ASSERT_EQ(static_cast<std::uint8_t>(bytes[trailer]), 0xFFu);
+  const auto crc = static_cast<std::uint32_t>(
+      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()),
+              static_cast<uInt>(trailer)));
+  for (int i = 0; i < 4; ++i) bytes[trailer + 13 + i] = static_cast<char>(crc >> (8 * i));
+  collected c;
+  auto r = state_file::read_bytes(bytes, sink_into(c));
+  ASSERT_EQ(r.status, outcome::loaded) << r.problem;
+  EXPECT_EQ(c.swarms.size(), 1u);
+
+  // The same version-1 header on a file with an access record is refused.
+  const auto v2 = write_sample();
+  auto v1 = v2;
+  v1[8] = 1;
+  const std::size_t t2 = v1.size() - 21;
+  const auto crc2 = static_cast<std::uint32_t>(
+      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(v1.data()),
+              static_cast<uInt>(t2)));
+  for (int i = 0; i < 4; ++i) v1[t2 + 13 + i] = static_cast<char>(crc2 >> (8 * i));
+  collected c2;
+  auto r2 = state_file::read_bytes(v1, sink_into(c2));
+  EXPECT_EQ(r2.status, outcome::refused);
+  EXPECT_NE(r2.problem.find("kind 4"), std::string::npos) << r2.problem;
+  EXPECT_EQ(c2.calls, 0);
 }
 
 TEST_F(StateFile, EveryTruncationIsRefusedWhole) {
