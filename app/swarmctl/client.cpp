@@ -119,7 +119,9 @@ std::string percent_encode(std::string_view raw) {
   static constexpr char hex[] = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : raw) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
       out.push_back(static_cast<char>(c));
     } else {
       out.push_back('%');

@@ -3,6 +3,12 @@
 /// exit codes, splitting argv into global options / command / command flags
 /// / arguments, resolving the connection from options and environment,
 /// splitting a shell line into words, and info_hash validation.
+///
+/// The splitting is written here rather than with CLI11: one ~70-line
+/// function serves argv and shell lines alike, while flags, arity, help and
+/// completion come from the command table (commands.hpp). CLI11 would need
+/// that table mirrored into an App per run, and it reads a single-dash word
+/// such as a ban prefix ("-XX0001-") as short options.
 
 #include <chrono>
 #include <functional>

@@ -1,15 +1,20 @@
 #include "app/swarmctl/shell.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <climits>
+#include <clocale>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cwchar>
 #include <istream>
 #include <ostream>
 
@@ -200,12 +205,80 @@ void prepare_history_file(const std::string& path) {
   if (fd >= 0) ::close(fd);
 }
 
-/// Raised by SIGINT while the editor runs: readline() returns early (the
-/// read is interrupted), and the request under way stops (session::cancel).
+// Ctrl-C. The handler raises `interrupted` (the request under way stops:
+// session::cancel) and writes a byte to a pipe. The editor reads keys
+// through read_key, which waits on the terminal and that pipe together: a
+// Ctrl-C at any moment, even before the editor blocks, ends readline() with
+// nothing, and the loop offers a fresh line. (libedit's own SIGINT handling
+// ends the process; a flag alone would be missed when the signal lands
+// before the terminal read starts.)
 std::atomic<bool> interrupted{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+int interrupt_pipe[2] = {-1, -1};
 
-extern "C" void on_interrupt(int) { interrupted.store(true); }
+extern "C" void on_interrupt(int) {
+  const int saved_errno = errno;
+  interrupted.store(true);
+  const char byte = 1;
+  if (interrupt_pipe[1] >= 0) (void)!::write(interrupt_pipe[1], &byte, 1);
+  errno = saved_errno;
+}
+
+/// Empties the pipe (Ctrl-C pressed while a command ran was handled there).
+void drain_interrupts() {
+  char buf[64];
+  while (interrupt_pipe[0] >= 0 && ::read(interrupt_pipe[0], buf, sizeof buf) > 0) {
+  }
+}
+
+/// One byte of the terminal; -1 at end of input.
+int read_byte(int fd) {
+  for (;;) {
+    unsigned char c = 0;
+    const ssize_t n = ::read(fd, &c, 1);
+    if (n == 1) return c;
+    if (n < 0 && errno == EINTR) continue;
+    return -1;
+  }
+}
+
+/// libedit's key reader (rl_getc_function): the next character as a wide
+/// character (decoded here with the locale's character set, as libedit
+/// takes the value as one), or -1, which ends readline(): at end of input
+/// or on Ctrl-C.
+extern "C" int read_key(FILE* in) {
+  const int fd = ::fileno(in);
+  for (;;) {
+    pollfd p[2] = {{fd, POLLIN, 0}, {interrupt_pipe[0], POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (p[1].revents != 0) {
+      drain_interrupts();
+      return -1;
+    }
+    if (p[0].revents == 0) continue;
+    const int first = read_byte(fd);
+    if (first < 0x80) return first;  // ASCII, or -1
+    char bytes[MB_LEN_MAX];
+    std::size_t n = 0;
+    bytes[n++] = static_cast<char>(first);
+    for (;;) {
+      std::mbstate_t state{};
+      wchar_t wc = 0;
+      const std::size_t r = std::mbrtowc(&wc, bytes, n, &state);
+      if (r == static_cast<std::size_t>(-2) && n < sizeof bytes) {
+        const int next = read_byte(fd);
+        if (next < 0) return -1;
+        bytes[n++] = static_cast<char>(next);
+        continue;
+      }
+      if (r == static_cast<std::size_t>(-1) || r == static_cast<std::size_t>(-2)) return 0xFFFD;
+      return static_cast<int>(wc);
+    }
+  }
+}
 
 /// The node's name for the prompt: GET /api/node's "node".
 std::string node_name(session& s) {
@@ -216,10 +289,16 @@ std::string node_name(session& s) {
 
 int interactive_loop(session& s) {
   rl_readline_name = "swarmctl";
-  // libedit's own SIGINT handling ends the process: ours only raises the
-  // flag, so Ctrl-C returns from readline() with nothing, and the loop
-  // offers a fresh line.
+  // Lines are decoded and encoded with the locale's character set: the
+  // user's, or UTF-8 under the plain C locale (a terminal is UTF-8 then far
+  // more often than ASCII). Only LC_CTYPE: numbers print as in C.
+  const char* ctype = std::setlocale(LC_CTYPE, "");
+  if (ctype == nullptr || std::strcmp(ctype, "C") == 0 || std::strcmp(ctype, "POSIX") == 0)
+    std::setlocale(LC_CTYPE, "C.UTF-8");
   rl_catch_signals = 0;
+  if (interrupt_pipe[0] < 0 && ::pipe2(interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    interrupt_pipe[0] = interrupt_pipe[1] = -1;
+  if (interrupt_pipe[0] >= 0) rl_getc_function = read_key;
   struct sigaction on_int {}, saved_int {};
   on_int.sa_handler = on_interrupt;
   sigemptyset(&on_int.sa_mask);
@@ -244,6 +323,7 @@ int interactive_loop(session& s) {
   for (;;) {
     const std::string prompt =
         prompt_text(name, s.conn ? s.conn->url.authority() : std::string());
+    drain_interrupts();
     interrupted.store(false);
     char* raw = readline(prompt.c_str());
     if (raw == nullptr) {

@@ -30,8 +30,8 @@ using hash_source = std::function<std::set<std::string>(std::string_view word)>;
 
 /// Completion candidates for the word `word` whose line so far (everything
 /// before the word) is `before`: command names for the first word; then,
-/// by the command's argument kind, info_hashes from `hashes` (upper-case
-/// input completes too), policy names, start/stop or command names; flags
+/// by the command's argument kind, info_hashes from `hashes`, policy
+/// names, start/stop or command names; flags
 /// (--name or --name=) when the word starts with "--"; a flag's values
 /// after "--name=". Sorted, unique, all starting with `word`.
 std::vector<std::string> completions(std::string_view before, std::string_view word,

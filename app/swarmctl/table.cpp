@@ -75,8 +75,28 @@ std::string fit_lines(std::string_view text, std::size_t width) {
 text_table::text_table(std::vector<column> columns) : columns_(std::move(columns)) {}
 
 text_table::column hash_column(std::string title) {
-  return {std::move(title), text_table::align::left, 13};
+  return {std::move(title), text_table::align::left, 13, true};
 }
+
+namespace {
+
+/// Columns that keep `cells` apart: one more than the longest prefix two
+/// different cells share, plus the ellipsis.
+std::size_t distinguishing_width(std::vector<std::string> cells) {
+  std::sort(cells.begin(), cells.end());
+  std::size_t need = 0;
+  for (std::size_t i = 1; i < cells.size(); ++i) {
+    const std::string& a = cells[i - 1];
+    const std::string& b = cells[i];
+    if (a == b) continue;
+    std::size_t common = 0;
+    while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+    need = std::max(need, display_width(std::string_view(a).substr(0, common)) + 2);
+  }
+  return need;
+}
+
+}  // namespace
 
 void text_table::add(std::vector<std::string> cells) {
   if (cells.size() > columns_.size())
@@ -99,6 +119,11 @@ std::string text_table::render(std::size_t limit) const {
       floor[c] = width[c];
     else
       floor[c] = std::min(width[c], std::max<std::size_t>(display_width(col.title), 5));
+    if (col.distinct_prefixes) {
+      std::vector<std::string> cells;
+      for (const auto& row : rows_) cells.push_back(row[c]);
+      floor[c] = std::min(width[c], std::max(floor[c], distinguishing_width(std::move(cells))));
+    }
   }
   if (limit > 0) {
     std::size_t total = n == 0 ? 0 : 2 * (n - 1);

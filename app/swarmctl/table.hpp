@@ -51,6 +51,9 @@ class text_table {
     /// Narrowest the column may become; 0: left-aligned columns down to
     /// their title (at least 5), right-aligned (numbers) never shrink.
     std::size_t min_width = 0;
+    /// Never so narrow that two different cells look the same: the floor
+    /// is raised until every cell's visible prefix is unique in the table.
+    bool distinct_prefixes = false;
   };
 
   explicit text_table(std::vector<column> columns);
@@ -68,7 +71,8 @@ class text_table {
 };
 
 /// An info_hash column: shrinks to 13 columns (12 hex digits and "…", a
-/// prefix the commands accept).
+/// prefix the commands accept), or wider when two rows share a longer
+/// prefix.
 text_table::column hash_column(std::string title = "HASH");
 
 /// A "key: value" block with aligned values.

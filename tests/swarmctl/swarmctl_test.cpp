@@ -12,6 +12,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -542,6 +543,19 @@ class pty_session {
     consumed_ = seen_.find(text, consumed_) + text.size();
     return true;
   }
+  /// Waits for `prompt` and then for the editor to own the terminal (raw
+  /// mode: no canonical line editing): keys typed before that would meet
+  /// the kernel's line discipline (its ^C, its ^D), not libedit.
+  bool wait_prompt(const std::string& prompt) {
+    if (!wait_for(prompt)) return false;
+    const auto deadline = clock::now() + 20s;
+    for (;;) {
+      termios t{};
+      if (::tcgetattr(fd_, &t) == 0 && (t.c_lflag & ICANON) == 0) return true;
+      if (clock::now() > deadline) return false;
+      std::this_thread::sleep_for(2ms);
+    }
+  }
   /// Waits for the exit status (nullopt after 20 s).
   std::optional<int> wait_exit() {
     const auto deadline = clock::now() + 20s;
@@ -571,20 +585,21 @@ TEST_F(Swarmctl, InteractiveShellCompletesHashesAndKeepsHistory) {
   announce("interactive", "a", 7001, 0);
   scratch_dir dir;
   const std::string history = dir.file("history");
-  const std::string prompt = "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
+  const std::string prompt =
+      "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
   {
     pty_session pty({"--url=" + url_, "--token=" + token}, history);
-    ASSERT_TRUE(pty.wait_for(prompt)) << pty.seen();
+    ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
     // Command names complete ("swa" is ambiguous: swarm, swarms; "swarms" is not).
     pty.type("swarms\n");
     ASSERT_TRUE(pty.wait_for(hash)) << pty.seen();
-    ASSERT_TRUE(pty.wait_for(prompt)) << pty.seen();
+    ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
     // The hash the answer showed completes from its first characters.
     pty.type("swarm " + hash.substr(0, 6) + "\t");
     ASSERT_TRUE(pty.wait_for(hash.substr(6))) << pty.seen();
     pty.type("\n");
     ASSERT_TRUE(pty.wait_for("ADDRESS")) << pty.seen();
-    ASSERT_TRUE(pty.wait_for(prompt)) << pty.seen();
+    ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
     pty.type("rest\t");
     ASSERT_TRUE(pty.wait_for("art ")) << pty.seen();
     pty.type("\x15");  // Ctrl-U: drop the line
@@ -603,21 +618,29 @@ TEST_F(Swarmctl, InteractiveShellCompletesHashesAndKeepsHistory) {
 TEST_F(Swarmctl, InteractiveCtrlCClearsTheLineAndQuitLeaves) {
   scratch_dir dir;
   const std::string history = dir.file("history");
-  const std::string prompt = "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
+  const std::string prompt =
+      "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
   pty_session pty({"--url=" + url_, "--token=" + token}, history);
-  ASSERT_TRUE(pty.wait_for(prompt)) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
   // Half a line, then Ctrl-C: still running, a fresh prompt, the half line gone.
   pty.type("swa");
   ASSERT_TRUE(pty.wait_for("swa")) << pty.seen();
   pty.type("\x03");
-  ASSERT_TRUE(pty.wait_for(prompt)) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
   pty.type("\x03");  // twice in a row, on an empty line
-  ASSERT_TRUE(pty.wait_for(prompt)) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
   pty.type("node\n");
   // "swanode" would be an unknown command: the cleared text must not come back.
   ASSERT_TRUE(pty.wait_for("uptime:")) << pty.seen();
-  ASSERT_TRUE(pty.wait_for(prompt)) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
   EXPECT_EQ(pty.seen().find("unknown command"), std::string::npos) << pty.seen();
+  // UTF-8 typed at the prompt arrives as it was typed.
+  pty.type("ban -UU0001- caf\xC3\xA9 \xE2\x82\xAC\n");
+  ASSERT_TRUE(pty.wait_for("banned prefix")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  const json bans = api_json(admin_port_, "/api/bans")["bans"];
+  ASSERT_EQ(bans.size(), 1u) << bans;
+  EXPECT_EQ(bans[0]["reason"], "caf\xC3\xA9 \xE2\x82\xAC") << bans;
   pty.type("quit\n");
   EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
 }
@@ -627,13 +650,16 @@ TEST_F(Swarmctl, InteractiveCompletionAsksTheDaemon) {
   announce("never-listed", "a", 7001, 0);
   scratch_dir dir;
   const std::string history = dir.file("history");
+  const std::string prompt =
+      "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
   pty_session pty({"--url=" + url_, "--token=" + token}, history);
-  ASSERT_TRUE(pty.wait_for("> ")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
   // No `swarms` ran in this session: the hash comes from the daemon.
   pty.type("swarm " + hash.substr(0, 5) + "\t");
   ASSERT_TRUE(pty.wait_for(hash.substr(5))) << pty.seen();
   pty.type("\n");
   ASSERT_TRUE(pty.wait_for("ADDRESS")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
   pty.type("\x04");
   EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
 }
@@ -643,7 +669,7 @@ TEST_F(Swarmctl, PromptFallsBackToHostPortWhenTheNodeIsUnreachable) {
   const std::string history = dir.file("history");
   const std::uint16_t dead = free_port();
   pty_session pty({"--url=http://127.0.0.1:" + std::to_string(dead), "--token=" + token}, history);
-  ASSERT_TRUE(pty.wait_for("swarmctl@127.0.0.1:" + std::to_string(dead) + "> ")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt("swarmctl@127.0.0.1:" + std::to_string(dead) + "> ")) << pty.seen();
   pty.type("\x04");
   EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
 }

@@ -70,6 +70,22 @@ TEST(TextTable, ShrinksTheWidestColumnsToFit) {
   EXPECT_GT(display_width(tiny[1]), 10u);
 }
 
+TEST(TextTable, HashColumnsKeepRowsApart) {
+  // Two hashes sharing 20 digits: cut to 12 they would look the same.
+  const std::string a = std::string(20, 'c') + std::string(20, '1');
+  const std::string b = std::string(20, 'c') + std::string(20, '2');
+  text_table t{{hash_column(), {"NOTE"}}};
+  t.add({a, std::string(60, 'n')});
+  t.add({b, "x"});
+  const auto l = lines(t.render(40));
+  ASSERT_EQ(l.size(), 3u);
+  const std::string shown_a = l[1].substr(0, l[1].find(ellipsis));
+  const std::string shown_b = l[2].substr(0, l[2].find(ellipsis));
+  EXPECT_NE(shown_a, shown_b) << l[1] << "\n" << l[2];
+  EXPECT_EQ(shown_a, a.substr(0, 21)) << l[1];
+  EXPECT_LE(display_width(l[1]), 40u) << l[1];
+}
+
 TEST(TextTable, RenderSwarmsFitsEightyColumns) {
   json swarms = json::array();
   for (int i = 0; i < 3; ++i)
