@@ -341,7 +341,7 @@ int interactive_loop(session& s) {
       write_history(hist->c_str());
       history_truncate_file(hist->c_str(), history_lines);
     }
-    interrupted.store(false);
+    // A Ctrl-C from here on (once the line was read) stops its command.
     auto [rc, leave] = run_line(s, line);
     s.out.flush();
     s.err.flush();

@@ -5,11 +5,14 @@
 //
 // Every wait polls a condition with a deadline (no fixed sleeps).
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -20,6 +23,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -670,6 +674,76 @@ TEST_F(Swarmctl, PromptFallsBackToHostPortWhenTheNodeIsUnreachable) {
   const std::uint16_t dead = free_port();
   pty_session pty({"--url=http://127.0.0.1:" + std::to_string(dead), "--token=" + token}, history);
   ASSERT_TRUE(pty.wait_prompt("swarmctl@127.0.0.1:" + std::to_string(dead) + "> ")) << pty.seen();
+  pty.type("\x04");
+  EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
+}
+
+/// A listener that accepts connections and never answers (a hung daemon).
+class silent_server {
+ public:
+  silent_server() : port_(free_port()) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port_);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(fd_, 8) != 0)
+      throw std::runtime_error("silent_server: bind/listen");
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;  // the listener was shut down
+        std::lock_guard<std::mutex> lock(mutex_);
+        clients_.push_back(c);
+      }
+    });
+  }
+  ~silent_server() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+    for (int c : clients_) ::close(c);
+  }
+  std::uint16_t port() const { return port_; }
+  /// Waits until `n` connections were accepted; false after 20 s.
+  bool wait_accepted(std::size_t n) {
+    const auto deadline = clock::now() + 20s;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (clients_.size() >= n) return true;
+      }
+      if (clock::now() > deadline) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+
+ private:
+  std::uint16_t port_;
+  int fd_ = -1;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<int> clients_;
+};
+
+TEST(SwarmctlAlone, InteractiveCtrlCStopsTheRequestUnderWay) {
+  silent_server hung;
+  scratch_dir dir;
+  const std::string history = dir.file("history");
+  const std::string where = "127.0.0.1:" + std::to_string(hung.port());
+  // A minute of timeout: only Ctrl-C ends these requests within the test's deadlines.
+  pty_session pty({"--url=http://" + where, "--token=" + token, "--timeout=60"}, history);
+  // The prompt's GET /api/node hangs; Ctrl-C gives up on it (host:port instead).
+  ASSERT_TRUE(hung.wait_accepted(1)) << pty.seen();
+  pty.type("\x03");
+  ASSERT_TRUE(pty.wait_prompt("swarmctl@" + where + "> ")) << pty.seen();
+  // A command's request hangs; Ctrl-C stops it, and the shell goes on.
+  pty.type("swarms\n");
+  ASSERT_TRUE(hung.wait_accepted(2)) << pty.seen();
+  pty.type("\x03");
+  ASSERT_TRUE(pty.wait_for("swarmctl: interrupted")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt("swarmctl@" + where + "> ")) << pty.seen();
   pty.type("\x04");
   EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
 }
