@@ -1,7 +1,7 @@
 #include "app/swarmctl/client.hpp"
 
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,13 +41,15 @@ std::optional<admin_url> parse_admin_url(std::string_view text, std::string& err
   const std::string_view scheme_sep = "://";
   const auto sep = text.find(scheme_sep);
   if (sep == std::string_view::npos) {
-    error = "'" + std::string(text) + "' is not a URL; expected http://HOST:PORT or "
+    error = "'" + std::string(text) +
+            "' is not a URL; expected http://HOST:PORT or "
             "https://HOST:PORT";
     return std::nullopt;
   }
   const std::string scheme = lower(text.substr(0, sep));
   if (scheme != "http" && scheme != "https") {
-    error = "unsupported URL scheme '" + scheme + "'; expected http://HOST:PORT or "
+    error = "unsupported URL scheme '" + scheme +
+            "'; expected http://HOST:PORT or "
             "https://HOST:PORT";
     return std::nullopt;
   }
@@ -208,8 +210,9 @@ void global_init() {
   const std::string why = detail[0] != '\0' ? detail : curl_easy_strerror(rc);
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
-      throw transport_error(transport_failure::timed_out,
-                            "swarmkeeper admin at " + where + " did not answer within " + secs + " s");
+      throw transport_error(
+          transport_failure::timed_out,
+          "swarmkeeper admin at " + where + " did not answer within " + secs + " s");
     case CURLE_COULDNT_RESOLVE_HOST:
       throw transport_error(transport_failure::unresolved,
                             "cannot resolve '" + url.host + "': " + why);
@@ -259,8 +262,8 @@ http_reply perform(const admin_url& url, const http_request& r, const std::strin
   std::unique_ptr<CURL, easy_deleter> easy(curl_easy_init());
   if (!easy) throw transport_error(transport_failure::broken, "cannot start libcurl");
   CURL* c = easy.get();
-  const std::string target_url = (url.tls ? "https://" : "http://") + url.authority() +
-                                 url.base_path + r.target;
+  const std::string target_url =
+      (url.tls ? "https://" : "http://") + url.authority() + url.base_path + r.target;
   header_list headers;
   headers.add("Accept: application/json");
   headers.add("Connection: close");

@@ -299,7 +299,8 @@ int interactive_loop(session& s) {
   if (interrupt_pipe[0] < 0 && ::pipe2(interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
     interrupt_pipe[0] = interrupt_pipe[1] = -1;
   if (interrupt_pipe[0] >= 0) rl_getc_function = read_key;
-  struct sigaction on_int {}, saved_int {};
+  struct sigaction on_int {
+  }, saved_int{};
   on_int.sa_handler = on_interrupt;
   sigemptyset(&on_int.sa_mask);
   on_int.sa_flags = 0;  // no SA_RESTART: the terminal read must return
@@ -321,8 +322,7 @@ int interactive_loop(session& s) {
   s.out.flush();
   std::string name = node_name(s);
   for (;;) {
-    const std::string prompt =
-        prompt_text(name, s.conn ? s.conn->url.authority() : std::string());
+    const std::string prompt = prompt_text(name, s.conn ? s.conn->url.authority() : std::string());
     drain_interrupts();
     interrupted.store(false);
     char* raw = readline(prompt.c_str());

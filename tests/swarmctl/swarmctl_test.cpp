@@ -909,9 +909,10 @@ TEST_F(Swarmctl, HttpsThroughATlsProxy) {
   scratch_dir dir;
   const std::string cert = dir.file("cert.pem"), key = dir.file("key.pem"),
                     log = dir.file("requests.log");
-  const std::string openssl = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
-                              " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
-                              key + " -out " + cert + " 2>/dev/null";
+  const std::string openssl =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+      " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+      key + " -out " + cert + " 2>/dev/null";
   ASSERT_EQ(std::system(openssl.c_str()), 0) << openssl;
   const std::uint16_t port = free_port();
   child_process proxy({"python3", SWARMKEEPER_SOURCE_DIR "/tests/swarmctl/tls_proxy.py",

@@ -45,7 +45,8 @@ TEST(Elide, CutsToWidthWithAnEllipsis) {
   EXPECT_EQ(elide("\xC3\xA9\xC3\xA9\xC3\xA9", 2), "\xC3\xA9" + ellipsis);
   EXPECT_EQ(fit_lines("short\n" + std::string(30, 'x') + "\n\nend", 10),
             "short\n" + std::string(9, 'x') + ellipsis + "\n\nend");
-  EXPECT_EQ(fit_lines("unchanged " + std::string(100, 'y'), 0), "unchanged " + std::string(100, 'y'));
+  EXPECT_EQ(fit_lines("unchanged " + std::string(100, 'y'), 0),
+            "unchanged " + std::string(100, 'y'));
 }
 
 TEST(TextTable, ShrinksTheWidestColumnsToFit) {
@@ -64,7 +65,8 @@ TEST(TextTable, ShrinksTheWidestColumnsToFit) {
   // At 36 columns the hash is at its floor, still a usable prefix: 12
   // digits and "…" (13 + 2 + 6 + 2 + 13).
   const auto narrow = lines(t.render(36));
-  EXPECT_EQ(narrow[1].substr(0, 12 + ellipsis.size()), std::string(12, 'a') + ellipsis) << narrow[1];
+  EXPECT_EQ(narrow[1].substr(0, 12 + ellipsis.size()), std::string(12, 'a') + ellipsis)
+      << narrow[1];
   // Too narrow for the minimums: the columns stop at their floor.
   const auto tiny = lines(t.render(10));
   EXPECT_GT(display_width(tiny[1]), 10u);
