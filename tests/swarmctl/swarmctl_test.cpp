@@ -12,6 +12,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -158,6 +159,14 @@ std::vector<std::string> row_starting_with(const std::string& text, const std::s
     }
   }
   return {};
+}
+
+/// Display columns of UTF-8 text (the ellipsis is one).
+std::size_t columns_of(const std::string& line) {
+  std::size_t n = 0;
+  for (unsigned char c : line)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
 }
 
 class Swarmctl : public ::testing::Test {
@@ -516,6 +525,7 @@ class pty_session {
       for (auto& a : all) argv.push_back(a.data());
       argv.push_back(nullptr);
       ::setenv("TERM", "xterm", 1);
+      ::unsetenv("COLUMNS");  // the width comes from the terminal
       ::setenv("SWARMCTL_HISTORY", history.c_str(), 1);
       ::execv(argv[0], argv.data());
       ::_exit(127);
@@ -559,6 +569,13 @@ class pty_session {
       if (clock::now() > deadline) return false;
       std::this_thread::sleep_for(2ms);
     }
+  }
+  /// Resizes the terminal to `columns` x 40.
+  void resize(unsigned short columns) {
+    winsize ws{};
+    ws.ws_col = columns;
+    ws.ws_row = 40;
+    if (::ioctl(fd_, TIOCSWINSZ, &ws) != 0) throw std::runtime_error("TIOCSWINSZ");
   }
   /// Waits for the exit status (nullopt after 20 s).
   std::optional<int> wait_exit() {
@@ -646,6 +663,37 @@ TEST_F(Swarmctl, InteractiveCtrlCClearsTheLineAndQuitLeaves) {
   ASSERT_EQ(bans.size(), 1u) << bans;
   EXPECT_EQ(bans[0]["reason"], "caf\xC3\xA9 \xE2\x82\xAC") << bans;
   pty.type("quit\n");
+  EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
+}
+
+TEST_F(Swarmctl, InteractiveOutputFitsTheTerminalsWidth) {
+  const std::string hash = hex_of(id20("narrow"));
+  announce("narrow", "a", 7001, 0);
+  ASSERT_EQ(ctl({"policy", hash, "contribution-weighted"}).code, 0);
+  scratch_dir dir;
+  const std::string history = dir.file("history");
+  const std::string prompt =
+      "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
+  pty_session pty({"--url=" + url_, "--token=" + token}, history);
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  pty.resize(60);  // no COLUMNS: the terminal's own width, read per command
+  pty.type("swarms\n");
+  ASSERT_TRUE(pty.wait_for("1 swarm\r\n")) << pty.seen();
+  const std::string& seen = pty.seen();
+  const auto head = seen.find("HASH");
+  ASSERT_NE(head, std::string::npos) << seen;
+  const auto end = seen.find("1 swarm\r\n", head);
+  std::istringstream table(seen.substr(head, end - head));
+  int rows = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    ++rows;
+    EXPECT_LE(columns_of(line), 60u) << line;
+  }
+  EXPECT_EQ(rows, 2) << seen;
+  EXPECT_NE(seen.find(hash.substr(0, 12) + "\xE2\x80\xA6", head), std::string::npos) << seen;
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  pty.type("\x04");
   EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
 }
 
@@ -820,14 +868,6 @@ std::string raw_of(const std::string& hex) {
   for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
     out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   return out;
-}
-
-/// Display columns of UTF-8 text (the ellipsis is one).
-std::size_t columns_of(const std::string& line) {
-  std::size_t n = 0;
-  for (unsigned char c : line)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
 }
 
 TEST_F(Swarmctl, HashPrefixesResolveThroughTheDaemon) {
