@@ -91,13 +91,19 @@ std::vector<command_spec> make_table() {
   t.push_back({"swarm", "<hash>", "one swarm in detail, with its peers and remediation history",
                "", 1, 1, {k::hash}, {},
                [](const invocation& inv) { return get("/api/swarms/" + checked_hash(inv.args[0])); },
-               [](const json& j, const invocation&, const style& st) { return render_swarm(j, st); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_swarm(j, st);
+               }});
   t.push_back({"remediations", "", "active remediations and recent remediation events", "", 0, 0,
                {}, {}, [](const invocation&) { return get("/api/remediations"); },
-               [](const json& j, const invocation&, const style& st) { return render_remediations(j, st); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_remediations(j, st);
+               }});
   t.push_back({"events", "", "supervisor events: restarts, give-ups, remediations", "", 0, 0, {},
                {}, [](const invocation&) { return get("/api/events"); },
-               [](const json& j, const invocation&, const style& st) { return render_events(j, st); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_events(j, st);
+               }});
   t.push_back(
       {"policy", "<hash> <policy>", "pin a swarm's allocation policy (\"default\": unpin)",
        "A policy name pins it: it stays until the next change, and remediations restore it "
@@ -159,7 +165,9 @@ std::vector<command_spec> make_table() {
                }});
   t.push_back({"bans", "", "banned client prefixes and why", "", 0, 0, {}, {},
                [](const invocation&) { return get("/api/bans"); },
-               [](const json& j, const invocation&, const style& st) { return render_bans(j, st); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_bans(j, st);
+               }});
   t.push_back({"ban", "<prefix> <reason...>", "ban clients whose peer_id starts with <prefix>",
                "The reason is the rest of the line (quote it or not). Example:\n"
                "  swarmctl ban -XX0001- leaks fake completions",
@@ -183,7 +191,9 @@ std::vector<command_spec> make_table() {
                }});
   t.push_back({"access", "", "the info_hash access list: mode, file, hashes", "", 0, 0, {}, {},
                [](const invocation&) { return get("/api/access"); },
-               [](const json& j, const invocation&, const style& st) { return render_access(j, st); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_access(j, st);
+               }});
   t.push_back({"allow", "<hash>", "let a hash be tracked (allow list: add; deny list: remove)",
                "Fails when the access list is off.", 1, 1, {k::hash}, {},
                [](const invocation& inv) {
@@ -218,7 +228,9 @@ std::vector<command_spec> make_table() {
                "(unknown when it did not answer). Migrations are the swarms each member "
                "received, newest first. Without a cluster: this node alone.",
                0, 0, {}, {}, [](const invocation&) { return get("/api/cluster"); },
-               [](const json& j, const invocation&, const style& st) { return render_members(j, st); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_members(j, st);
+               }});
   t.push_back({"help", "[command]", "this help, or one command's", "", 0, 1, {k::command}, {},
                nullptr, nullptr});
   t.push_back({"shell", "", "interactive mode (the default on a terminal)",
@@ -290,6 +302,35 @@ http_request build_request(const invocation& inv) {
   return c->request(inv);
 }
 
+namespace {
+
+/// `text` with each of its lines broken at blanks into lines of at most
+/// `width` columns (a longer word stays whole); ends in '\n'.
+std::string wrap_words(const std::string& text, std::size_t width) {
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos) indent = 0;
+    std::istringstream words(line.substr(indent));
+    std::string current(indent, ' ');
+    bool empty = true;
+    for (std::string w; words >> w;) {
+      if (!empty && display_width(current) + 1 + display_width(w) > width) {
+        out += current + "\n";
+        current.assign(indent, ' ');
+        empty = true;
+      }
+      current += (empty ? "" : " ") + w;
+      empty = false;
+    }
+    out += current + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string help_text(const std::string& topic, std::size_t width) {
   std::ostringstream os;
   if (!topic.empty()) {
@@ -297,7 +338,10 @@ std::string help_text(const std::string& topic, std::size_t width) {
     if (c == nullptr)
       throw usage_error("no command '" + topic + "'; `swarmctl help` lists them");
     os << "usage: " << usage_line(*c) << "\n\n" << c->summary << "\n";
-    if (!c->details.empty()) os << "\n" << c->details << "\n";
+    // Prose is wrapped (at 80 columns, or the terminal's when narrower);
+    // tables are elided.
+    const std::size_t prose = width == 0 ? 80 : std::min<std::size_t>(width, 80);
+    if (!c->details.empty()) os << "\n" << wrap_words(c->details, prose);
     if (!c->flags.empty()) {
       os << "\noptions:\n";
       text_table t{{{"  OPTION"}, {"MEANING"}}};
@@ -321,27 +365,28 @@ std::string help_text(const std::string& topic, std::size_t width) {
     t.add({"  " + c.name + (c.arguments.empty() ? "" : " " + c.arguments), c.summary});
   os << t.render(width);
   os << "\nglobal options (anywhere on the line):\n"
-        "  --url=URL          admin API, http://HOST:PORT, or https://HOST:PORT through a TLS\n"
-        "                     proxy (env SWARMCTL_URL); the daemon's admin.bind and\n"
-        "                     admin.port; no default (the API is off unless set)\n"
+        "  --url=URL          admin API: http://HOST:PORT, or https://HOST:PORT through\n"
+        "                     a TLS proxy (env SWARMCTL_URL); the daemon's admin.bind\n"
+        "                     and admin.port; no default (the API is off unless set)\n"
         "  --token-file=PATH  file whose first line is the admin token\n"
         "                     (env SWARMCTL_TOKEN_FILE)\n"
-        "  --token=TOKEN      the admin token (env SWARMCTL_TOKEN; visible in ps: prefer a\n"
-        "                     file)\n"
-        "  --ca-file=PEM      https: trust the CA (or self-signed certificate) in this file\n"
-        "                     instead of the system's (env SWARMCTL_CA_FILE)\n"
-        "  --insecure         https: accept any certificate (the token then goes to whoever\n"
-        "                     answers; for a throwaway self-signed proxy only)\n"
+        "  --token=TOKEN      the admin token (env SWARMCTL_TOKEN; visible in ps:\n"
+        "                     prefer a file)\n"
+        "  --ca-file=PEM      https: trust the CA (or self-signed certificate) in this\n"
+        "                     file instead of the system's (env SWARMCTL_CA_FILE)\n"
+        "  --insecure         https: accept any certificate (the token then goes to\n"
+        "                     whoever answers; for a throwaway self-signed proxy only)\n"
         "  --timeout=SECONDS  give up on an answer after this long (default 10)\n"
         "  --json             print the API's JSON (pretty) instead of tables\n"
-        "  --raw              tables with exact values (bytes, seconds, rates as numbers),\n"
-        "                     not fitted to the terminal's width\n"
-        "Options beat environment variables. Tables fit COLUMNS or the terminal's width,\n"
-        "eliding cells (an ellipsis marks the cut); hashes accept a unique prefix of 4 or\n"
-        "more hex digits.\n\n"
-        "exit codes: 0 ok, 1 the daemon answered with an error (or no swarm matches a hash\n"
-        "            prefix), 2 bad usage (nothing sent; or an ambiguous hash prefix),\n"
-        "            3 daemon unreachable (refused, timeout, unknown host, TLS), 4 token refused\n\n"
+        "  --raw              tables with exact values (bytes, seconds, rates as\n"
+        "                     numbers), not fitted to the terminal's width\n"
+        "Options beat environment variables. Tables fit COLUMNS or the terminal's\n"
+        "width, eliding cells (an ellipsis marks the cut); hashes accept a unique\n"
+        "prefix of 4 or more hex digits.\n\n"
+        "exit codes: 0 ok, 1 the daemon answered with an error (or no swarm matches\n"
+        "            a hash prefix), 2 bad usage (nothing sent; or an ambiguous hash\n"
+        "            prefix), 3 daemon unreachable (refused, timeout, unknown host,\n"
+        "            TLS), 4 token refused\n\n"
         "`swarmctl help <command>` tells more about one command.\n";
   return fit_lines(os.str(), width);
 }

@@ -131,6 +131,29 @@ TEST(RunInvocation, HelpNeedsNoDaemon) {
   EXPECT_EQ(run_invocation(parse_words({"help", "nosuch"}), s), exit_usage);
 }
 
+TEST(HelpText, ProseWrapsTablesElideAtTheWidth) {
+  for (std::size_t width : {0u, 80u, 50u}) {
+    const std::string text = help_text("shell", width);
+    std::istringstream is(text);
+    std::string joined;
+    for (std::string line; std::getline(is, line);) {
+      EXPECT_LE(line.size(), width == 0 ? 80u : width) << width << ": " << line;
+      joined += line + " ";
+    }
+    // Wrapped, not cut: every word of the details is still there.
+    EXPECT_NE(joined.find("blank lines and lines starting with # are skipped; end of input "
+                          "leaves."),
+              std::string::npos)
+        << text;
+  }
+  std::istringstream all(help_text({}, 80));
+  for (std::string line; std::getline(all, line);) {
+    std::size_t columns = 0;
+    for (unsigned char c : line) columns += (c & 0xC0) != 0x80 ? 1 : 0;
+    EXPECT_LE(columns, 80u) << line;
+  }
+}
+
 TEST(CommandTable, NamesAreUniqueAndRowsAreComplete) {
   std::set<std::string> names;
   for (const auto& c : command_table()) {

@@ -110,7 +110,8 @@ TEST(RenderSwarms, OneRowPerSwarmWithHeader) {
   EXPECT_NE(l[0].find("POLICY"), std::string::npos);
   std::istringstream r1(l[1]);
   std::vector<std::string> cells{std::istream_iterator<std::string>(r1), {}};
-  EXPECT_EQ(cells, (std::vector<std::string>{h1, "3", "1", "2", "0.50/s", "healthy", "-", "adaptive"}));
+  EXPECT_EQ(cells,
+            (std::vector<std::string>{h1, "3", "1", "2", "0.50/s", "healthy", "-", "adaptive"}));
   EXPECT_NE(l[2].find("no-seeders,stalled"), std::string::npos);
   EXPECT_EQ(l[3], "2 swarms");
 }
