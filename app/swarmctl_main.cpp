@@ -2,8 +2,10 @@
 //
 // One-shot commands (`swarmctl swarms --unhealthy`), or the shell
 // (`swarmctl` on a terminal, `swarmctl shell`). The pieces live in
-// app/swarmctl/: options (argv, environment, exit codes), client (HTTP),
-// commands (the command table), format (tables), shell (libedit).
+// app/swarmctl/: options (argv, environment, exit codes), client (HTTP and
+// HTTPS through libcurl), commands (the command table, hash prefixes), help
+// (its texts), format (one renderer per answer), table (width, elision,
+// units), shell (libedit).
 
 #include <sys/ioctl.h>
 #include <unistd.h>

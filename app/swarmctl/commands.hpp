@@ -92,6 +92,9 @@ const command_spec* find_command(const std::string& name);
 /// makes. Throws usage_error. Pure: what the unit tests drive.
 http_request build_request(const invocation& inv);
 
+/// "swarmctl NAME [--flag=...] ARGUMENTS": the usage line of a row.
+std::string usage_line(const command_spec& c);
+
 /// The text of `swarmctl help` (no topic) or `swarmctl help <command>`,
 /// fitted to `width` columns (0: as wide as it is); throws usage_error for
 /// an unknown topic.
