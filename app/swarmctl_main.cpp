@@ -2,9 +2,12 @@
 //
 // One-shot commands (`swarmctl swarms --unhealthy`), or the shell
 // (`swarmctl` on a terminal, `swarmctl shell`). The pieces live in
-// app/swarmctl/: options (argv, environment, exit codes), client (HTTP),
-// commands (the command table), format (tables), shell (libedit).
+// app/swarmctl/: options (argv, environment, exit codes), client (HTTP and
+// HTTPS through libcurl), commands (the command table, hash prefixes), help
+// (its texts), format (one renderer per answer), table (width, elision,
+// units), shell (libedit).
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -35,10 +38,16 @@ int main(int argc, char** argv) {
   }
   session s{std::cout, std::cerr};
   s.startup = inv.global;
+  s.terminal_width = [] {
+    winsize ws{};
+    if (::isatty(STDOUT_FILENO) != 1 || ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0)
+      return std::size_t{0};
+    return static_cast<std::size_t>(ws.ws_col);
+  };
   const bool tty = ::isatty(STDIN_FILENO) == 1;
   if (inv.command.empty()) {
     if (inv.global.help) {
-      std::cout << help_text();
+      std::cout << help_text({}, output_style(s, inv).width);
       return exit_ok;
     }
     if (!tty) {

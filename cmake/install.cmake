@@ -9,7 +9,7 @@
 # sample config as /etc/swarmkeeper/swarmkeeper.ini (a conffile), the systemd
 # unit in /lib/systemd/system, and /var/lib/swarmkeeper (the unit's
 # StateDirectory). Runtime dependencies come from dpkg-shlibdeps: Debian's
-# libcaf, spdlog, fmt, OpenSSL and libedit packages, nothing from the build.
+# libcaf, spdlog, fmt, OpenSSL, libedit and libcurl packages, nothing from the build.
 include(GNUInstallDirs)
 
 install(TARGETS swarmkeeper swarmctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

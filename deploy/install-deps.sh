@@ -26,10 +26,12 @@ case "${1:-}" in
 esac
 
 # Building and running: the daemon links CAF, spdlog/fmt, OpenSSL, zlib; swarmctl
-# libedit (BSD, not GNU readline); Boost.Beast/Asio are headers.
+# libedit (BSD, not GNU readline) and libcurl (http and https to the admin API);
+# Boost.Beast/Asio are headers.
 packages=(
   build-essential cmake ccache pkg-config
   libcaf-dev libboost-dev libspdlog-dev libfmt-dev libssl-dev libedit-dev zlib1g-dev
+  libcurl4-openssl-dev
 )
 if [[ $mode != run ]]; then
   packages+=(
@@ -46,6 +48,9 @@ if [[ $mode != run ]]; then
     aria2 transmission-daemon transmission-cli
     # tests/fuzz: libFuzzer targets built with clang under ASan + UBSan
     clang-14 libclang-rt-14-dev
+    # tests/swarmctl: https through a throwaway TLS proxy (python3 ssl, a
+    # certificate from `openssl req`)
+    openssl python3
     # tests/deploy: the package (cpack, dpkg-shlibdeps, man pages from --help)
     # and the unit (systemd-analyze)
     dpkg-dev help2man systemd

@@ -1,6 +1,8 @@
 #pragma once
 /// swarmctl's HTTP side: parsing the admin URL (pure, unit-tested) and one
-/// synchronous Boost.Beast request with an overall deadline.
+/// synchronous libcurl request with an overall deadline, over http or
+/// https (the admin API itself speaks plain HTTP; https reaches it through
+/// a TLS-terminating proxy in front of it).
 ///
 /// Failures are split the way the exit codes are (see exit_code in
 /// commands.hpp): the daemon could not be reached at all (transport_error:
@@ -8,6 +10,7 @@
 /// daemon answered with an HTTP status (a reply, whatever the status; the
 /// caller decides what 401 or 404 mean).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,8 +20,10 @@
 
 namespace sk::swarmctl {
 
-/// An `http://host[:port][/base]` URL of the admin API.
+/// An `http[s]://host[:port][/base]` URL of the admin API.
 struct admin_url {
+  /// True for https (default port 443), false for http (default port 80).
+  bool tls = false;
   /// Host name or address as written; IPv6 without the brackets.
   std::string host;
   std::uint16_t port = 80;
@@ -28,11 +33,13 @@ struct admin_url {
 
   /// The URL back as text ("http://[::1]:8080"), for messages.
   std::string text() const;
+  /// host:port as in the URL ("[::1]:8080"), e.g. for the shell's prompt.
+  std::string authority() const;
 };
 
-/// Parses `text`; nullopt and a message in `error` when it is not a plain
-/// http URL with a host (https is refused with a hint: the admin API speaks
-/// plain HTTP on loopback; query strings and fragments are refused too).
+/// Parses `text`; nullopt and a message in `error` when it is not an http
+/// or https URL with a host (credentials, query strings and fragments are
+/// refused too: the token goes in a header, never in the URL).
 std::optional<admin_url> parse_admin_url(std::string_view text, std::string& error);
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set, for one
@@ -51,6 +58,8 @@ enum class transport_failure {
   refused,      ///< connection refused: nothing listens there
   timed_out,    ///< no complete answer before the deadline
   unresolved,   ///< the host name did not resolve
+  tls,          ///< the TLS handshake failed (certificate not trusted, wrong name...)
+  interrupted,  ///< the caller's cancel flag was raised (Ctrl-C in the shell)
   broken,       ///< any other socket error (reset, unreachable network...)
 };
 
@@ -74,11 +83,25 @@ struct http_request {
   std::string body;
 };
 
+/// How an https URL is trusted, and how a request is abandoned.
+struct transfer_options {
+  /// PEM file of the CA (or the self-signed certificate) that signed the
+  /// proxy's certificate; empty: the system's CA store.
+  std::string ca_file;
+  /// Accept any certificate and host name (a self-signed proxy on a test
+  /// machine). The token still travels encrypted, but to whoever answers.
+  bool insecure = false;
+  /// When set and raised, the transfer stops with transport_failure::interrupted.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
 /// Connects, sends one request (Connection: close) and reads the whole
 /// answer, all within `timeout` (resolution included). Throws
 /// transport_error when no HTTP answer arrived; any status is a reply.
-/// Answers larger than 64 MiB are refused as broken.
+/// Answers larger than 64 MiB are refused as broken. Proxies from the
+/// environment (http_proxy...) are ignored: the request goes to the URL's
+/// host, so the token is sent only there. Nothing is logged.
 http_reply perform(const admin_url& url, const http_request& req, const std::string& token,
-                   std::chrono::milliseconds timeout);
+                   std::chrono::milliseconds timeout, const transfer_options& opts = {});
 
 }  // namespace sk::swarmctl

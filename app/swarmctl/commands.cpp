@@ -73,8 +73,8 @@ std::vector<command_spec> make_table() {
                "--config also lists the effective configuration (secrets redacted).", 0, 0, {},
                {{"config", false, {}, "also print the effective configuration"}},
                [](const invocation&) { return get("/api/node"); },
-               [](const json& j, const invocation& inv) {
-                 return render_node(j, inv.flags.count("config") > 0);
+               [](const json& j, const invocation& inv, const style& st) {
+                 return render_node(j, inv.flags.count("config") > 0, st);
                }});
   t.push_back(
       {"swarms", "", "list swarms: hash, peers, seeders, leechers, rate, health, reasons, policy",
@@ -87,17 +87,23 @@ std::vector<command_spec> make_table() {
         {"limit", true, {}, "at most N swarms (default 100)"},
         {"offset", true, {}, "skip the first N"}},
        [](const invocation& inv) { return get(swarms_target(inv)); },
-       [](const json& j, const invocation&) { return render_swarms(j); }});
+       [](const json& j, const invocation&, const style& st) { return render_swarms(j, st); }});
   t.push_back({"swarm", "<hash>", "one swarm in detail, with its peers and remediation history",
                "", 1, 1, {k::hash}, {},
                [](const invocation& inv) { return get("/api/swarms/" + checked_hash(inv.args[0])); },
-               [](const json& j, const invocation&) { return render_swarm(j); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_swarm(j, st);
+               }});
   t.push_back({"remediations", "", "active remediations and recent remediation events", "", 0, 0,
                {}, {}, [](const invocation&) { return get("/api/remediations"); },
-               [](const json& j, const invocation&) { return render_remediations(j); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_remediations(j, st);
+               }});
   t.push_back({"events", "", "supervisor events: restarts, give-ups, remediations", "", 0, 0, {},
                {}, [](const invocation&) { return get("/api/events"); },
-               [](const json& j, const invocation&) { return render_events(j); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_events(j, st);
+               }});
   t.push_back(
       {"policy", "<hash> <policy>", "pin a swarm's allocation policy (\"default\": unpin)",
        "A policy name pins it: it stays until the next change, and remediations restore it "
@@ -111,7 +117,7 @@ std::vector<command_spec> make_table() {
          if (inv.args[1].empty()) throw usage_error("the policy name is empty");
          return post("/api/swarms/" + hash + "/policy", json{{"policy", inv.args[1]}}.dump());
        },
-       [](const json& j, const invocation&) {
+       [](const json& j, const invocation&, const style&) {
          const bool pinned = j.value("pinned", false);
          const bool was_pinned = j.value("was_pinned", false);
          return "swarm " + str(j, "hash") + ": policy " + str(j, "policy") +
@@ -125,7 +131,7 @@ std::vector<command_spec> make_table() {
                [](const invocation& inv) {
                  return post("/api/swarms/" + checked_hash(inv.args[0]) + "/restart");
                },
-               [](const json& j, const invocation&) {
+               [](const json& j, const invocation&, const style&) {
                  return "swarm " + str(j, "hash") + ": " + str(j, "status") + " (old actor " +
                         str(j, "old_actor_id") + ")\n";
                }});
@@ -138,7 +144,7 @@ std::vector<command_spec> make_table() {
                  if (inv.args[1].empty()) throw usage_error("the node name is empty");
                  return post("/api/swarms/" + hash + "/move", json{{"node", inv.args[1]}}.dump());
                },
-               [](const json& j, const invocation&) {
+               [](const json& j, const invocation&, const style&) {
                  return "swarm " + str(j, "hash") + ": " + str(j, "status") + " to " +
                         str(j, "node") + "\n";
                }});
@@ -150,7 +156,7 @@ std::vector<command_spec> make_table() {
                    throw usage_error("remediate takes start or stop, not '" + inv.args[1] + "'");
                  return post("/api/swarms/" + hash + "/remediation/" + inv.args[1]);
                },
-               [](const json& j, const invocation& inv) {
+               [](const json& j, const invocation& inv, const style&) {
                  const json& swarm = j.is_object() && j.contains("swarm") ? j["swarm"] : json();
                  const std::string hash = swarm.is_string() ? swarm.get<std::string>()
                                                             : checked_hash(inv.args[0]);
@@ -159,7 +165,9 @@ std::vector<command_spec> make_table() {
                }});
   t.push_back({"bans", "", "banned client prefixes and why", "", 0, 0, {}, {},
                [](const invocation&) { return get("/api/bans"); },
-               [](const json& j, const invocation&) { return render_bans(j); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_bans(j, st);
+               }});
   t.push_back({"ban", "<prefix> <reason...>", "ban clients whose peer_id starts with <prefix>",
                "The reason is the rest of the line (quote it or not). Example:\n"
                "  swarmctl ban -XX0001- leaks fake completions",
@@ -170,7 +178,7 @@ std::vector<command_spec> make_table() {
                  if (reason.empty()) throw usage_error("the ban reason is empty");
                  return post("/api/bans", json{{"prefix", inv.args[0]}, {"reason", reason}}.dump());
                },
-               [](const json& j, const invocation&) {
+               [](const json& j, const invocation&, const style&) {
                  return "banned prefix " + str(j, "prefix") + ": " + str(j, "reason") + "\n";
                }});
   t.push_back({"unban", "<prefix>", "lift the ban on a client prefix", "", 1, 1, {k::text}, {},
@@ -178,18 +186,20 @@ std::vector<command_spec> make_table() {
                  if (inv.args[0].empty()) throw usage_error("the ban prefix is empty");
                  return http_request{"DELETE", "/api/bans/" + percent_encode(inv.args[0]), {}};
                },
-               [](const json& j, const invocation&) {
+               [](const json& j, const invocation&, const style&) {
                  return "unbanned prefix " + str(j, "prefix") + "\n";
                }});
   t.push_back({"access", "", "the info_hash access list: mode, file, hashes", "", 0, 0, {}, {},
                [](const invocation&) { return get("/api/access"); },
-               [](const json& j, const invocation&) { return render_access(j); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_access(j, st);
+               }});
   t.push_back({"allow", "<hash>", "let a hash be tracked (allow list: add; deny list: remove)",
                "Fails when the access list is off.", 1, 1, {k::hash}, {},
                [](const invocation& inv) {
                  return post("/api/access/" + checked_hash(inv.args[0]) + "/allow");
                },
-               [](const json& j, const invocation&) {
+               [](const json& j, const invocation&, const style&) {
                  return str(j, "hash") + ": allowed\n";
                }});
   t.push_back({"deny", "<hash>", "refuse a hash (allow list: remove; deny list: add)",
@@ -197,13 +207,13 @@ std::vector<command_spec> make_table() {
                [](const invocation& inv) {
                  return post("/api/access/" + checked_hash(inv.args[0]) + "/deny");
                },
-               [](const json& j, const invocation&) {
+               [](const json& j, const invocation&, const style&) {
                  return str(j, "hash") + ": denied\n";
                }});
   t.push_back({"reload", "", "re-read the access list file (like SIGHUP)",
                "On an error in the file the old list stays in force and the error is shown.", 0,
                0, {}, {}, [](const invocation&) { return post("/api/access/reload"); },
-               [](const json& j, const invocation&) {
+               [](const json& j, const invocation&, const style&) {
                  return "access list reloaded: mode " + str(j, "mode") + ", " + str(j, "count") +
                         " hashes\n";
                }});
@@ -218,27 +228,25 @@ std::vector<command_spec> make_table() {
                "(unknown when it did not answer). Migrations are the swarms each member "
                "received, newest first. Without a cluster: this node alone.",
                0, 0, {}, {}, [](const invocation&) { return get("/api/cluster"); },
-               [](const json& j, const invocation&) { return render_members(j); }});
+               [](const json& j, const invocation&, const style& st) {
+                 return render_members(j, st);
+               }});
   t.push_back({"help", "[command]", "this help, or one command's", "", 0, 1, {k::command}, {},
                nullptr, nullptr});
   t.push_back({"shell", "", "interactive mode (the default on a terminal)",
                "Line editing, history in ~/.swarmctl_history (SWARMCTL_HISTORY overrides; empty "
-               "turns it off) and tab completion of commands and of info_hashes seen in earlier "
-               "answers. Each line is a command as on the command line, e.g. `swarms --json`. "
-               "On a pipe it reads commands line by line without the editor; blank lines and "
-               "lines starting with # are skipped. `exit` or end of input leaves.",
+               "turns it off) and tab completion of commands, options and info_hashes (asked "
+               "from the daemon). The prompt names the node. Each line is a command as on the "
+               "command line, e.g. `swarms --json`. Ctrl-C clears the line (or stops the "
+               "command under way); `exit`, `quit` or Ctrl-D leaves. On a pipe it reads "
+               "commands line by line without the editor; blank lines and lines starting with "
+               "# are skipped; end of input leaves.",
                0, 0, {}, {}, nullptr, nullptr});
   t.push_back({"exit", "", "leave the shell (also quit, or end of input)", "", 0, 0, {}, {},
                nullptr, nullptr});
   return t;
 }
 
-std::string usage_line(const command_spec& c) {
-  std::string u = "swarmctl " + c.name;
-  for (const auto& f : c.flags) u += " [--" + f.name + (f.takes_value ? "=..." : "") + "]";
-  if (!c.arguments.empty()) u += " " + c.arguments;
-  return u;
-}
 
 /// Checks flags and argument count of `inv` against `c`.
 void check_shape(const command_spec& c, const invocation& inv) {
@@ -279,6 +287,13 @@ const command_spec* find_command(const std::string& name) {
   return nullptr;
 }
 
+std::string usage_line(const command_spec& c) {
+  std::string u = "swarmctl " + c.name;
+  for (const auto& f : c.flags) u += " [--" + f.name + (f.takes_value ? "=..." : "") + "]";
+  if (!c.arguments.empty()) u += " " + c.arguments;
+  return u;
+}
+
 http_request build_request(const invocation& inv) {
   const command_spec* c = find_command(inv.command);
   if (c == nullptr)
@@ -286,50 +301,6 @@ http_request build_request(const invocation& inv) {
   check_shape(*c, inv);
   if (!c->request) throw usage_error("'" + c->name + "' sends no request");
   return c->request(inv);
-}
-
-std::string help_text(const std::string& topic) {
-  std::ostringstream os;
-  if (!topic.empty()) {
-    const command_spec* c = find_command(topic);
-    if (c == nullptr)
-      throw usage_error("no command '" + topic + "'; `swarmctl help` lists them");
-    os << "usage: " << usage_line(*c) << "\n\n" << c->summary << "\n";
-    if (!c->details.empty()) os << "\n" << c->details << "\n";
-    if (!c->flags.empty()) {
-      os << "\noptions:\n";
-      text_table t{{{"  OPTION"}, {"MEANING"}}};
-      for (const auto& f : c->flags) {
-        std::string values;
-        for (const auto& v : f.values) values += (values.empty() ? "" : "|") + v;
-        t.add({"  --" + f.name + (f.takes_value ? "=" + (values.empty() ? "N" : values) : ""),
-               f.help});
-      }
-      os << t.render();
-    }
-    if (c->request && !c->raw_text) os << "\n--json prints the API's JSON answer instead.\n";
-    return os.str();
-  }
-  os << "swarmctl: control a running swarmkeeper through its admin API\n\n"
-        "usage: swarmctl [global options] <command> [arguments]\n"
-        "       swarmctl [global options]            (interactive shell on a terminal)\n\n"
-        "commands:\n";
-  text_table t{{{"  COMMAND"}, {"WHAT"}}};
-  for (const auto& c : command_table())
-    t.add({"  " + c.name + (c.arguments.empty() ? "" : " " + c.arguments), c.summary});
-  os << t.render();
-  os << "\nglobal options (anywhere on the line):\n"
-        "  --url=URL          admin API, http://HOST:PORT (env SWARMCTL_URL); the daemon's\n"
-        "                     admin.bind and admin.port; no default (the API is off unless set)\n"
-        "  --token-file=PATH  file whose first line is the admin token (env SWARMCTL_TOKEN_FILE)\n"
-        "  --token=TOKEN      the admin token (env SWARMCTL_TOKEN; visible in ps: prefer a file)\n"
-        "  --timeout=SECONDS  give up on an answer after this long (default 10)\n"
-        "  --json             print the API's JSON (pretty) instead of tables\n"
-        "Options beat environment variables.\n\n"
-        "exit codes: 0 ok, 1 the daemon answered with an error, 2 bad usage (nothing sent),\n"
-        "            3 daemon unreachable (refused, timeout, unknown host), 4 token refused\n\n"
-        "`swarmctl help <command>` tells more about one command.\n";
-  return os.str();
 }
 
 namespace {
@@ -350,20 +321,157 @@ std::string excerpt(const std::string& body) {
   return e + (body.size() > 120 ? "..." : "");
 }
 
+const connection& connect(session& s) {
+  if (!s.conn) s.conn = resolve_connection(s.startup, s.env, s.read);
+  return *s.conn;
+}
+
+/// Sends `req`; the 2xx answer, else command_failure with the message and
+/// exit code of what went wrong (`what` names the command in API errors).
+http_reply exchange(session& s, const http_request& req, const std::string& what) {
+  const connection& conn = connect(s);
+  transfer_options opts = conn.transfer;
+  opts.cancel = s.cancel;
+  http_reply reply;
+  try {
+    reply = perform(conn.url, req, conn.token, conn.timeout, opts);
+  } catch (const transport_error& e) {
+    throw command_failure(exit_unreachable, e.what());
+  }
+  const std::string where = conn.url.text();
+  if (reply.status == 401) {
+    auto msg = api_error_message(reply.body);
+    throw command_failure(exit_auth, "the admin token was refused by " + where + " (" +
+                                         (msg ? *msg : std::string("HTTP 401")) +
+                                         "); check --token, --token-file, SWARMCTL_TOKEN or "
+                                         "SWARMCTL_TOKEN_FILE");
+  }
+  if (reply.status < 200 || reply.status >= 300) {
+    auto msg = api_error_message(reply.body);
+    if (!msg)
+      throw command_failure(exit_api_error,
+                            "unexpected answer from " + where + ": HTTP " +
+                                std::to_string(reply.status) +
+                                (reply.body.empty() ? "" : ": " + excerpt(reply.body)) +
+                                " (is this the admin port?)");
+    std::string text = what + ": " + *msg + " (HTTP " + std::to_string(reply.status) + ")";
+    if (*msg == "no such endpoint")
+      text += "; this daemon may be older than swarmctl and lack '" + what + "'";
+    throw command_failure(exit_api_error, text);
+  }
+  return reply;
+}
+
+json parse_answer(session& s, const http_reply& reply) {
+  json answer = json::parse(reply.body, nullptr, false);
+  if (answer.is_discarded())
+    throw command_failure(exit_api_error, "unexpected answer from " + connect(s).url.text() +
+                                              ": HTTP " + std::to_string(reply.status) +
+                                              ", not JSON: " + excerpt(reply.body) +
+                                              " (is this the admin port?)");
+  return answer;
+}
+
+std::string lower_hex(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// `inv` with every hash argument that is a prefix replaced by the hash.
+invocation with_resolved_hashes(const command_spec& c, const invocation& inv, session& s) {
+  invocation out = inv;
+  for (std::size_t i = 0; i < out.args.size() && !c.kinds.empty(); ++i) {
+    const arg_kind kind = c.kinds[std::min(i, c.kinds.size() - 1)];
+    if (kind == arg_kind::hash && is_hash_prefix(out.args[i]))
+      out.args[i] = resolve_hash_prefix(s, out.args[i]);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> hashes_with_prefix(session& s, std::string_view prefix, bool& complete) {
+  const std::string want = lower_hex(prefix);
+  const http_reply reply =
+      exchange(s, get("/api/swarms?sort=hash&limit=" + std::to_string(prefix_scan_limit)),
+               "swarms");
+  const json answer = parse_answer(s, reply);
+  std::vector<std::string> out;
+  std::size_t listed = 0;
+  if (answer.is_object() && answer.contains("swarms") && answer["swarms"].is_array()) {
+    for (const auto& e : answer["swarms"]) {
+      ++listed;
+      if (!e.is_object() || !e.contains("hash") || !e["hash"].is_string()) continue;
+      const std::string h = lower_hex(e["hash"].get<std::string>());
+      if (is_info_hash(h) && h.compare(0, want.size(), want) == 0) out.push_back(h);
+    }
+  }
+  const json& truncated = answer.is_object() && answer.contains("truncated") ? answer["truncated"]
+                                                                            : json(false);
+  const json& total = answer.is_object() && answer.contains("total") ? answer["total"] : json(0);
+  complete = !(truncated.is_boolean() && truncated.get<bool>()) &&
+             !(total.is_number() && total.get<double>() > static_cast<double>(listed));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string resolve_hash_prefix(session& s, std::string_view prefix) {
+  bool complete = true;
+  const auto matches = hashes_with_prefix(s, prefix, complete);
+  const std::string shown(prefix);
+  if (matches.size() == 1) return matches.front();
+  if (matches.empty())
+    throw command_failure(
+        exit_api_error,
+        "no swarm's info_hash starts with '" + shown + "'" +
+            (complete ? std::string()
+                      : " among the first " + std::to_string(prefix_scan_limit) +
+                            " swarms the daemon listed") +
+            " (a hash the daemon has no swarm for must be given in full, 40 hex digits)");
+  std::string some;
+  for (std::size_t i = 0; i < matches.size() && i < 3; ++i)
+    some += (i == 0 ? "" : ", ") + matches[i];
+  throw command_failure(exit_usage, "'" + shown + "' is ambiguous: " +
+                                        std::to_string(matches.size()) +
+                                        " swarms' info_hashes start with it (" + some +
+                                        (matches.size() > 3 ? ", ..." : "") +
+                                        "); give more digits");
+}
+
+style output_style(const session& s, const invocation& inv) {
+  style st;
+  st.raw = inv.global.raw || s.startup.raw;
+  const auto columns = s.env("COLUMNS");
+  st.width = output_width(st.raw, columns ? *columns : std::string(), s.terminal_width());
+  return st;
+}
+
+std::optional<json> quiet_get(session& s, const std::string& target) {
+  try {
+    const http_reply reply = exchange(s, get(target), "get");
+    json j = json::parse(reply.body, nullptr, false);
+    if (j.is_discarded()) return std::nullopt;
+    return j;
+  } catch (const usage_error&) {
+  } catch (const command_failure&) {
+  }
+  return std::nullopt;
+}
 
 int run_invocation(const invocation& inv, session& s) {
   try {
     const command_spec* c = find_command(inv.command);
     if (c == nullptr)
       throw usage_error("unknown command '" + inv.command + "'; `swarmctl help` lists them");
+    const style st = output_style(s, inv);
     if (inv.global.help) {
-      s.out << help_text(c->name);
+      s.out << help_text(c->name, st.width);
       return exit_ok;
     }
     check_shape(*c, inv);
     if (c->name == "help") {
-      s.out << help_text(inv.args.empty() ? std::string{} : inv.args[0]);
+      s.out << help_text(inv.args.empty() ? std::string{} : inv.args[0], st.width);
       return exit_ok;
     }
     if (c->name == "shell")
@@ -372,58 +480,34 @@ int run_invocation(const invocation& inv, session& s) {
       if (!s.in_shell) throw usage_error("exit only means something in the shell");
       return exit_ok;
     }
-    const http_request req = c->request(inv);
-    if (!s.conn) s.conn = resolve_connection(s.startup, s.env, s.read);
-    const connection& conn = *s.conn;
-    http_reply reply;
-    try {
-      reply = perform(conn.url, req, conn.token, conn.timeout);
-    } catch (const transport_error& e) {
-      s.err << "swarmctl: " << e.what() << "\n";
-      return exit_unreachable;
-    }
-    const std::string where = conn.url.text();
-    if (reply.status == 401) {
-      auto msg = api_error_message(reply.body);
-      s.err << "swarmctl: the admin token was refused by " << where << " ("
-            << (msg ? *msg : std::string("HTTP 401"))
-            << "); check --token, --token-file, SWARMCTL_TOKEN or SWARMCTL_TOKEN_FILE\n";
-      return exit_auth;
-    }
-    if (reply.status < 200 || reply.status >= 300) {
-      auto msg = api_error_message(reply.body);
-      if (!msg) {
-        s.err << "swarmctl: unexpected answer from " << where << ": HTTP " << reply.status
-              << (reply.body.empty() ? "" : ": " + excerpt(reply.body))
-              << " (is this the admin port?)\n";
-        return exit_api_error;
-      }
-      s.err << "swarmctl: " << c->name << ": " << *msg << " (HTTP " << reply.status << ")";
-      if (*msg == "no such endpoint")
-        s.err << "; this daemon may be older than swarmctl and lack '" << c->name << "'";
-      s.err << "\n";
-      return exit_api_error;
-    }
+    // Checked once before anything is sent (a bad hash or value costs no
+    // request), and again once the prefixes are resolved.
+    for (std::size_t i = 0; i < inv.args.size() && !c->kinds.empty(); ++i)
+      if (c->kinds[std::min(i, c->kinds.size() - 1)] == arg_kind::hash &&
+          !is_hash_prefix(inv.args[i]))
+        checked_hash(inv.args[i]);
+    const invocation resolved = with_resolved_hashes(*c, inv, s);
+    const http_request req = c->request(resolved);
+    const http_reply reply = exchange(s, req, c->name);
     if (c->raw_text) {
       s.out << reply.body;
       if (!reply.body.empty() && reply.body.back() != '\n') s.out << "\n";
       return exit_ok;
     }
-    json answer = json::parse(reply.body, nullptr, false);
-    if (answer.is_discarded()) {
-      s.err << "swarmctl: unexpected answer from " << where << ": HTTP " << reply.status
-            << ", not JSON: " << excerpt(reply.body) << " (is this the admin port?)\n";
-      return exit_api_error;
-    }
+    const json answer = parse_answer(s, reply);
     collect_hashes(answer, s.seen_hashes);
-    if (inv.global.json || s.startup.json)
+    if (inv.global.json || s.startup.json) {
       s.out << answer.dump(2) << "\n";
-    else
-      s.out << c->render(answer, inv);
+      return exit_ok;
+    }
+    s.out << fit_lines(c->render(answer, resolved, st), st.width);
     return exit_ok;
   } catch (const usage_error& e) {
     s.err << "swarmctl: " << e.what() << "\n";
     return exit_usage;
+  } catch (const command_failure& e) {
+    s.err << "swarmctl: " << e.what() << "\n";
+    return e.code();
   } catch (const json::exception& e) {
     // A renderer met a shape it did not expect (renderers read
     // defensively; this is the last line of defence).

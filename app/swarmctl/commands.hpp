@@ -9,27 +9,33 @@
 /// codes and shell completion come from the row.
 ///
 ///   argv / shell line ─▶ parse_words ─▶ run_invocation
-///        find row ─▶ check flags + arity ─▶ row.request(inv) ─▶ perform
+///        find row ─▶ check flags + arity ─▶ hash prefixes resolved (GET
+///        /api/swarms) ─▶ row.request(inv) ─▶ perform
 ///        ─▶ 401: exit 4 · 4xx/5xx: API message, exit 1 · no answer: exit 3
-///        ─▶ 2xx: --json pretty JSON, else row.render(answer)
+///        ─▶ 2xx: --json pretty JSON, else row.render(answer) fitted to the
+///           terminal's width (--raw: exact values, no fitting)
 
+#include <atomic>
 #include <functional>
 #include <iosfwd>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "app/swarmctl/client.hpp"
 #include "app/swarmctl/options.hpp"
+#include "app/swarmctl/table.hpp"
 
 namespace sk::swarmctl {
 
 /// What a positional argument is (checked client-side; completed by the shell).
 enum class arg_kind {
-  hash,        ///< an info_hash: 40 hex digits
+  hash,        ///< an info_hash: 40 hex digits, or a unique prefix of 4 or more
   policy,      ///< an allocation policy name (or "default")
   start_stop,  ///< "start" or "stop"
   command,     ///< a swarmctl command name
@@ -64,8 +70,9 @@ struct command_spec {
   /// Builds the API request from checked arguments; throws usage_error.
   /// Empty for commands that run locally (help, shell, exit).
   std::function<http_request(const invocation&)> request;
-  /// Prints a 2xx JSON answer for humans. Empty with `raw_text`.
-  std::function<std::string(const nlohmann::json&, const invocation&)> render;
+  /// Prints a 2xx JSON answer for humans in a style (width, --raw). Empty
+  /// with `raw_text`.
+  std::function<std::string(const nlohmann::json&, const invocation&, const style&)> render;
   /// The answer is text printed as it is (metrics); --json does not apply.
   bool raw_text = false;
 };
@@ -85,9 +92,13 @@ const command_spec* find_command(const std::string& name);
 /// makes. Throws usage_error. Pure: what the unit tests drive.
 http_request build_request(const invocation& inv);
 
-/// The text of `swarmctl help` (no topic) or `swarmctl help <command>`;
-/// throws usage_error for an unknown topic.
-std::string help_text(const std::string& topic = {});
+/// "swarmctl NAME [--flag=...] ARGUMENTS": the usage line of a row.
+std::string usage_line(const command_spec& c);
+
+/// The text of `swarmctl help` (no topic) or `swarmctl help <command>`,
+/// fitted to `width` columns (0: as wide as it is); throws usage_error for
+/// an unknown topic.
+std::string help_text(const std::string& topic = {}, std::size_t width = 0);
 
 /// State that lives across commands of one run (or one shell session).
 struct session {
@@ -104,6 +115,44 @@ struct session {
   std::optional<connection> conn;
   /// True inside the shell: `shell` is refused, `exit` is meaningful.
   bool in_shell = false;
+  /// The terminal's width in columns (0: not a terminal); read before
+  /// every command, as the terminal may have been resized.
+  std::function<std::size_t()> terminal_width = [] { return std::size_t{0}; };
+  /// Raised (by Ctrl-C in the shell) to abandon the request under way.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// The style of `inv`'s output in `s`: --raw from either; the width from
+/// COLUMNS or the terminal (none with --raw).
+style output_style(const session& s, const invocation& inv);
+
+/// Most swarms a prefix is looked up among: one page of GET /api/swarms
+/// sorted by hash, at the daemon's admin fan-out maximum.
+constexpr std::size_t prefix_scan_limit = 10000;
+
+/// The info_hashes of the daemon's swarms that start with `prefix` (hex,
+/// any case), sorted; `complete` false when the daemon has more swarms than
+/// it listed. Throws usage_error (no URL or token) or command_failure.
+std::vector<std::string> hashes_with_prefix(session& s, std::string_view prefix, bool& complete);
+
+/// `prefix` resolved to the one info_hash of the daemon's swarms that
+/// starts with it. None: command_failure with exit 1; several: exit 2,
+/// naming how many and a few of them.
+std::string resolve_hash_prefix(session& s, std::string_view prefix);
+
+/// A GET answered with JSON, or nullopt on any failure (nothing printed):
+/// for the shell's prompt and completion, which must never get in the way.
+std::optional<nlohmann::json> quiet_get(session& s, const std::string& target);
+
+/// A command that failed after its arguments were checked: the message
+/// (without "swarmctl: ") and the exit code.
+class command_failure : public std::runtime_error {
+ public:
+  command_failure(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
 };
 
 /// Runs one invocation: messages go to `s.err` prefixed "swarmctl: ",

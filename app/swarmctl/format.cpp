@@ -1,61 +1,13 @@
 #include "app/swarmctl/format.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <ctime>
-#include <sstream>
-#include <stdexcept>
 
 #include "app/swarmctl/options.hpp"
 
 namespace sk::swarmctl {
 
 using json = nlohmann::json;
-
-// -- text_table -------------------------------------------------------------------
-
-text_table::text_table(std::vector<column> columns) : columns_(std::move(columns)) {}
-
-void text_table::add(std::vector<std::string> cells) {
-  if (cells.size() > columns_.size())
-    throw std::invalid_argument("text_table: row has more cells than columns");
-  cells.resize(columns_.size());
-  rows_.push_back(std::move(cells));
-}
-
-std::string text_table::render() const {
-  std::vector<std::size_t> width(columns_.size());
-  for (std::size_t c = 0; c < columns_.size(); ++c) width[c] = columns_[c].title.size();
-  for (const auto& row : rows_)
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  std::string out;
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string l;
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      const std::string& cell = cells[c];
-      const std::size_t pad = width[c] - cell.size();
-      if (c > 0) l += "  ";
-      if (columns_[c].alignment == align::right) {
-        l.append(pad, ' ');
-        l += cell;
-      } else {
-        l += cell;
-        l.append(pad, ' ');
-      }
-    }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out += l;
-    out += '\n';
-  };
-  std::vector<std::string> titles;
-  for (const auto& c : columns_) titles.push_back(c.title);
-  line(titles);
-  for (const auto& row : rows_) line(row);
-  return out;
-}
-
-// -- values -------------------------------------------------------------------------
 
 namespace {
 
@@ -64,18 +16,6 @@ const json& member(const json& j, const char* key) {
   if (!j.is_object()) return null_value;
   auto it = j.find(key);
   return it == j.end() ? null_value : *it;
-}
-
-std::string number_text(double v) {
-  if (!std::isfinite(v)) return "-";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    std::ostringstream os;
-    os << static_cast<long long>(v);
-    return os.str();
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
 }
 
 const json& array_of(const json& j, const char* key) {
@@ -87,108 +27,20 @@ const json& array_of(const json& j, const char* key) {
 /// `s` or "-" when empty (an empty cell would hide a column's value).
 std::string or_dash(std::string s) { return s.empty() ? "-" : s; }
 
-/// The first `n` characters of `s` (for wide cells such as detail texts).
-std::string clip(const std::string& s, std::size_t n) {
-  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
-}
-
-/// A "key: value" block with aligned values.
-class key_values {
- public:
-  void add(std::string key, std::string value) { rows_.emplace_back(std::move(key), std::move(value)); }
-  std::string render() const {
-    std::size_t w = 0;
-    for (const auto& r : rows_) w = std::max(w, r.first.size());
-    std::string out;
-    for (const auto& [k, v] : rows_) {
-      out += k + ":";
-      out.append(w - k.size() + 1, ' ');
-      out += v;
-      while (!out.empty() && out.back() == ' ') out.pop_back();
-      out += '\n';
-    }
-    return out;
-  }
-
- private:
-  std::vector<std::pair<std::string, std::string>> rows_;
-};
-
 }  // namespace
-
-std::string value_text(const json& v) {
-  if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-  if (v.is_number()) return number_text(v.get<double>());
-  if (v.is_array()) {
-    std::string out;
-    for (const auto& e : v) out += (out.empty() ? "" : ",") + value_text(e);
-    return out;
-  }
-  return v.dump();
-}
-
-std::string field(const json& j, const char* key) { return value_text(member(j, key)); }
-
-std::string duration_text(const json& seconds) {
-  if (!seconds.is_number()) return "-";
-  const double s = seconds.get<double>();
-  if (!std::isfinite(s) || s < 0) return "-";
-  char buf[64];
-  if (s < 10 && s != std::floor(s)) {
-    std::snprintf(buf, sizeof buf, "%.1fs", s);
-    return buf;
-  }
-  const auto total = static_cast<long long>(s);
-  const long long d = total / 86400, h = total % 86400 / 3600, m = total % 3600 / 60,
-                  sec = total % 60;
-  if (d > 0)
-    std::snprintf(buf, sizeof buf, "%lldd %02lldh", d, h);
-  else if (h > 0)
-    std::snprintf(buf, sizeof buf, "%lldh %02lldm", h, m);
-  else if (m > 0)
-    std::snprintf(buf, sizeof buf, "%lldm %02llds", m, sec);
-  else
-    std::snprintf(buf, sizeof buf, "%llds", sec);
-  return buf;
-}
-
-std::string bytes_text(const json& bytes) {
-  if (!bytes.is_number()) return "-";
-  double b = bytes.get<double>();
-  if (!std::isfinite(b) || b < 0) return "-";
-  if (b < 1024) return number_text(std::floor(b)) + " B";
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-  int u = -1;
-  while (b >= 1024 && u < 3) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f %s", b, units[u]);
-  return buf;
-}
-
-std::string percent_text(const json& fraction) {
-  if (!fraction.is_number()) return "-";
-  const double f = fraction.get<double>();
-  if (!std::isfinite(f)) return "-";
-  return number_text(std::round(f * 100)) + "%";
-}
 
 // -- renderers ----------------------------------------------------------------------
 
-std::string render_node(const json& j, bool with_config) {
+std::string render_node(const json& j, bool with_config, const style& st) {
   key_values kv;
   kv.add("node", field(j, "node"));
   kv.add("version", field(j, "version"));
-  kv.add("uptime", duration_text(member(j, "uptime_seconds")));
+  kv.add("uptime", duration_text(member(j, "uptime_seconds"), st));
   const json& actors = member(j, "actors");
   kv.add("swarms", field(actors, "swarms"));
   kv.add("actors running", field(actors, "running"));
   kv.add("scheduler threads", field(j, "scheduler_threads"));
-  kv.add("resident memory", bytes_text(member(member(j, "memory"), "resident_bytes")));
+  kv.add("resident memory", bytes_text(member(member(j, "memory"), "resident_bytes"), st));
   const json& req = member(j, "requests");
   if (const json& udp = member(req, "udp"); udp.is_object()) {
     kv.add("udp requests", "received " + field(udp, "received") + ", announces " +
@@ -210,12 +62,12 @@ std::string render_node(const json& j, bool with_config) {
     out += "\nconfiguration:\n";
     text_table t{{{"OPTION"}, {"VALUE"}}};
     for (auto it = config.begin(); it != config.end(); ++it) t.add({it.key(), value_text(*it)});
-    out += t.render();
+    out += t.render(st.width);
   }
   return out;
 }
 
-std::string render_swarms(const json& j) {
+std::string render_swarms(const json& j, const style& st) {
   const json& list = array_of(j, "swarms");
   const json& total = member(j, "total");
   std::string out;
@@ -224,20 +76,20 @@ std::string render_swarms(const json& j) {
               ? "no swarms in this page (" + field(j, "total") + " match; lower --offset)\n"
               : "no swarms\n";
   } else {
-    text_table t{{{"HASH"},
+    text_table t{{hash_column(),
                   {"PEERS", text_table::align::right},
                   {"SEEDERS", text_table::align::right},
                   {"LEECHERS", text_table::align::right},
-                  {"RATE/S", text_table::align::right},
+                  {"RATE", text_table::align::right},
                   {"HEALTH"},
                   {"REASONS"},
                   {"POLICY"}}};
     for (const auto& s : list) {
       t.add({field(s, "hash"), field(s, "peers"), field(s, "seeders"), field(s, "leechers"),
-             field(s, "announce_rate"), field(s, "health"), or_dash(field(s, "reasons")),
-             field(s, "policy")});
+             rate_text(member(s, "announce_rate"), st), field(s, "health"),
+             or_dash(field(s, "reasons")), field(s, "policy")});
     }
-    out = t.render();
+    out = t.render(st.width);
     if (total.is_number()) {
       const double offset = member(j, "offset").is_number() ? member(j, "offset").get<double>() : 0;
       const auto first = static_cast<long long>(offset) + 1;
@@ -254,7 +106,7 @@ std::string render_swarms(const json& j) {
   return out;
 }
 
-std::string render_swarm(const json& j) {
+std::string render_swarm(const json& j, const style& st) {
   key_values kv;
   kv.add("hash", field(j, "hash"));
   const std::string reasons = field(j, "reasons");
@@ -262,23 +114,23 @@ std::string render_swarm(const json& j) {
   kv.add("policy", field(j, "policy"));
   kv.add("peers", field(j, "peers") + " (" + field(j, "seeders") + " seeders, " +
                       field(j, "leechers") + " leechers)");
-  kv.add("downloaded", field(j, "downloaded"));
-  kv.add("announce rate", field(j, "announce_rate") + "/s");
+  // The scrape's "downloaded": how many peers completed, not bytes.
+  kv.add("completed", field(j, "downloaded") + " downloads");
+  kv.add("announce rate", rate_text(member(j, "announce_rate"), st));
   const json& interval = member(j, "interval");
   if (interval.is_object())
-    kv.add("interval", field(interval, "scaled_seconds") + " s (base " +
-                           field(interval, "base_seconds") + " s, min " +
-                           field(interval, "min_seconds") + " s)");
+    kv.add("interval", duration_text(member(interval, "scaled_seconds"), st) + " (base " +
+                           duration_text(member(interval, "base_seconds"), st) + ", min " +
+                           duration_text(member(interval, "min_seconds"), st) + ")");
   const json& hd = member(j, "health_detail");
   if (hd.is_object()) {
     kv.add("stalled / quarantined", field(hd, "stalled") + " / " + field(hd, "quarantined"));
-    kv.add("completion rate", field(hd, "completion_rate"));
-    kv.add("progress p25/med/p75", percent_text(member(hd, "progress_p25")) + " / " +
-                                       percent_text(member(hd, "progress_median")) + " / " +
-                                       percent_text(member(hd, "progress_p75")));
-    kv.add("evaluated", duration_text(member(hd, "age_seconds")) == "-"
-                            ? "never"
-                            : duration_text(member(hd, "age_seconds")) + " ago");
+    kv.add("completion rate", rate_text(member(hd, "completion_rate"), st, "/h"));
+    kv.add("progress p25/med/p75", percent_text(member(hd, "progress_p25"), st) + " / " +
+                                       percent_text(member(hd, "progress_median"), st) + " / " +
+                                       percent_text(member(hd, "progress_p75"), st));
+    const std::string age = duration_text(member(hd, "age_seconds"), st);
+    kv.add("evaluated", age == "-" ? "never" : age + " ago");
   }
   const json& knobs = member(j, "knobs");
   if (knobs.is_object())
@@ -304,57 +156,59 @@ std::string render_swarm(const json& j) {
   if (peers.empty()) {
     out += "  none\n";
   } else {
-    text_table t{{{"ADDRESS"},
+    // At 80 columns an IPv4 address stays whole; the peer_id (the client
+    // column names it) and the client's name give way first.
+    text_table t{{{"ADDRESS", text_table::align::left, 15},
                   {"PORT", text_table::align::right},
-                  {"CLIENT"},
+                  {"CLIENT", text_table::align::left, 8},
                   {"ROLE"},
                   {"LEFT", text_table::align::right},
-                  {"PROGRESS", text_table::align::right},
+                  {"DONE", text_table::align::right},
                   {"ANNOUNCES", text_table::align::right},
                   {"FLAGS"},
-                  {"PEER_ID"}}};
+                  {"PEER_ID", text_table::align::left, 9}}};
     for (const auto& p : peers) {
       const json& seeder = member(p, "seeder");
       const std::string role =
           seeder.is_boolean() ? (seeder.get<bool>() ? "seeder" : "leecher") : "-";
-      t.add({field(p, "address"), field(p, "port"), field(p, "client"), role, field(p, "left"),
-             percent_text(member(p, "progress")), field(p, "announces"),
-             or_dash(field(p, "flags")), field(p, "peer_id")});
+      t.add({field(p, "address"), field(p, "port"), field(p, "client"), role,
+             bytes_text(member(p, "left"), st), percent_text(member(p, "progress"), st),
+             field(p, "announces"), or_dash(field(p, "flags")), field(p, "peer_id")});
     }
-    out += t.render();
+    out += t.render(st.width);
   }
   const json& history = array_of(j, "remediation_history");
   if (!history.empty()) {
     out += "\nremediation history:\n";
     text_table t{{{"AGE", text_table::align::right}, {"ACTION"}, {"STRATEGY"}, {"REASON"}, {"DETAIL"}}};
     for (const auto& r : history)
-      t.add({duration_text(member(r, "age_seconds")), field(r, "action"), field(r, "strategy"),
-             field(r, "reason"), clip(field(r, "detail"), 80)});
-    out += t.render();
+      t.add({duration_text(member(r, "age_seconds"), st), field(r, "action"),
+             field(r, "strategy"), field(r, "reason"), field(r, "detail")});
+    out += t.render(st.width);
   }
   return out;
 }
 
 namespace {
 
-std::string events_table(const json& events) {
-  text_table t{{{"AGE", text_table::align::right}, {"HASH"}, {"KIND"}, {"DETAIL"}}};
+std::string events_table(const json& events, const style& st) {
+  text_table t{{{"AGE", text_table::align::right}, hash_column(), {"KIND"}, {"DETAIL"}}};
   for (const auto& e : events)
-    t.add({duration_text(member(e, "age_seconds")), field(e, "hash"), field(e, "kind"),
-           clip(field(e, "detail"), 100)});
-  return t.render();
+    t.add({duration_text(member(e, "age_seconds"), st), field(e, "hash"), field(e, "kind"),
+           field(e, "detail")});
+  return t.render(st.width);
 }
 
 }  // namespace
 
-std::string render_remediations(const json& j) {
+std::string render_remediations(const json& j, const style& st) {
   std::string out;
   const json& active = array_of(j, "active");
   if (active.empty()) {
     out += "no active remediations\n";
   } else {
     out += "active remediations:\n";
-    text_table t{{{"HASH"},
+    text_table t{{hash_column(),
                   {"HEALTH"},
                   {"REASONS"},
                   {"POLICY"},
@@ -366,38 +220,38 @@ std::string render_remediations(const json& j) {
       if (!actions.empty()) {
         const json& a = actions.back();
         last = field(a, "action") + " " + field(a, "strategy") + " (" +
-               duration_text(member(a, "age_seconds")) + " ago)";
+               duration_text(member(a, "age_seconds"), st) + " ago)";
       }
       t.add({field(r, "hash"), field(r, "health"), or_dash(field(r, "reasons")), field(r, "policy"),
              std::to_string(actions.size()), last});
     }
-    out += t.render();
+    out += t.render(st.width);
   }
   const json& recent = array_of(j, "recent");
   out += "\n";
   if (recent.empty()) {
     out += "no recent remediation events\n";
   } else {
-    out += "recent remediation events:\n" + events_table(recent);
+    out += "recent remediation events:\n" + events_table(recent, st);
   }
   return out;
 }
 
-std::string render_events(const json& j) {
+std::string render_events(const json& j, const style& st) {
   const json& events = array_of(j, "events");
   if (events.empty()) return "no supervisor events\n";
-  return events_table(events);
+  return events_table(events, st);
 }
 
-std::string render_bans(const json& j) {
+std::string render_bans(const json& j, const style& st) {
   const json& bans = array_of(j, "bans");
   if (bans.empty()) return "no bans\n";
   text_table t{{{"PREFIX"}, {"REASON"}}};
   for (const auto& b : bans) t.add({field(b, "prefix"), field(b, "reason")});
-  return t.render();
+  return t.render(st.width);
 }
 
-std::string render_members(const json& j) {
+std::string render_members(const json& j, const style& st) {
   std::string out;
   const json& enabled = member(j, "enabled");
   if (enabled.is_boolean() && !enabled.get<bool>())
@@ -411,7 +265,7 @@ std::string render_members(const json& j) {
            or_dash(value_text(member(m, "address"))),
            swarms.is_number() ? value_text(swarms) : "unknown"});
   }
-  out += t.render();
+  out += t.render(st.width);
   const json& migrations = array_of(j, "migrations");
   if (enabled.is_boolean() && !enabled.get<bool>()) return out;
   out += "\n";
@@ -419,7 +273,7 @@ std::string render_members(const json& j) {
   if (pending.is_number() && pending.get<double>() > 0)
     out += value_text(pending) + " swarms being handed over now\n";
   if (migrations.empty()) return out + "no migrations recorded\n";
-  text_table m{{{"FINISHED (UTC)"}, {"FROM"}, {"TO"}, {"HASH"}, {"REASON"},
+  text_table m{{{"FINISHED (UTC)"}, {"FROM"}, {"TO"}, hash_column(), {"REASON"},
                 {"PEERS", text_table::align::right}}};
   for (const auto& r : migrations) {
     std::string when = "-";
@@ -434,10 +288,10 @@ std::string render_members(const json& j) {
     m.add({when, or_dash(value_text(member(r, "from"))), field(r, "to"), field(r, "hash"),
            field(r, "reason"), field(r, "peers")});
   }
-  return out + m.render();
+  return out + m.render(st.width);
 }
 
-std::string render_access(const json& j) {
+std::string render_access(const json& j, const style& /*st*/) {
   key_values kv;
   kv.add("mode", field(j, "mode"));
   kv.add("file", or_dash(field(j, "file")));
@@ -449,8 +303,8 @@ std::string render_access(const json& j) {
     for (const auto& h : hashes) out += value_text(h) + "\n";
     const json& count = member(j, "count");
     if (count.is_number() && count.get<double>() > static_cast<double>(hashes.size()))
-      out += "... and " + number_text(count.get<double>() - static_cast<double>(hashes.size())) +
-             " more\n";
+      out += "... and " +
+             value_text(count.get<double>() - static_cast<double>(hashes.size())) + " more\n";
   }
   return out;
 }

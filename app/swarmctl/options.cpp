@@ -14,10 +14,13 @@ namespace {
 
 /// Global options that take a value.
 bool is_valued_global(std::string_view name) {
-  return name == "url" || name == "token" || name == "token-file" || name == "timeout";
+  return name == "url" || name == "token" || name == "token-file" || name == "timeout" ||
+         name == "ca-file";
 }
 
-bool is_connection_option(std::string_view name) { return is_valued_global(name); }
+bool is_connection_option(std::string_view name) {
+  return is_valued_global(name) || name == "insecure";
+}
 
 std::string trim(std::string_view s) { return std::string(sk::trim(s)); }
 
@@ -83,6 +86,9 @@ invocation parse_words(const std::vector<std::string>& words, bool connection_op
         inv.global.token = v;
       } else if (name == "token-file") {
         inv.global.token_file = v;
+      } else if (name == "ca-file") {
+        if (v.empty()) throw usage_error("--ca-file is empty");
+        inv.global.ca_file = v;
       } else {
         auto t = parse_timeout(v);
         if (!t)
@@ -92,9 +98,12 @@ invocation parse_words(const std::vector<std::string>& words, bool connection_op
       }
       continue;
     }
-    if (name == "json" || name == "help" || name == "version") {
+    if (name == "json" || name == "raw" || name == "insecure" || name == "help" ||
+        name == "version") {
       if (has_value) throw usage_error("--" + name + " takes no value");
       if (name == "json") inv.global.json = true;
+      if (name == "raw") inv.global.raw = true;
+      if (name == "insecure") inv.global.insecure = true;
       if (name == "help") inv.global.help = true;
       if (name == "version") inv.global.version = true;
       continue;
@@ -170,6 +179,22 @@ connection resolve_connection(const global_options& g, const env_lookup& env,
         "SWARMCTL_TOKEN_FILE (the daemon's admin.token)");
   }
   if (g.timeout) c.timeout = *g.timeout;
+  std::optional<std::string> ca = g.ca_file;
+  std::string ca_origin = "--ca-file";
+  if (!ca) {
+    if (auto e = env("SWARMCTL_CA_FILE"); e && !e->empty()) {
+      ca = e;
+      ca_origin = "SWARMCTL_CA_FILE";
+    }
+  }
+  if (!c.url.tls && (g.ca_file || g.insecure))
+    throw usage_error(std::string(g.insecure ? "--insecure" : "--ca-file") +
+                      " applies to https URLs only; " + url_origin + " is " + c.url.text());
+  if (ca && c.url.tls) {
+    if (!read(*ca)) throw usage_error(ca_origin + ": cannot read '" + *ca + "'");
+    c.transfer.ca_file = *ca;
+  }
+  c.transfer.insecure = g.insecure;
   return c;
 }
 
@@ -226,9 +251,18 @@ bool is_info_hash(std::string_view text) {
   return true;
 }
 
+bool is_hash_prefix(std::string_view text) {
+  if (text.size() < min_hash_prefix || text.size() >= 40) return false;
+  for (char c : text)
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
 std::string checked_hash(std::string_view text) {
   if (!is_info_hash(text))
-    throw usage_error("'" + std::string(text) + "' is not an info_hash: expected 40 hex digits");
+    throw usage_error("'" + std::string(text) +
+                      "' is not an info_hash: expected 40 hex digits, or a unique prefix of " +
+                      std::to_string(min_hash_prefix) + " or more");
   std::string out(text);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;

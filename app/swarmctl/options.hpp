@@ -3,6 +3,12 @@
 /// exit codes, splitting argv into global options / command / command flags
 /// / arguments, resolving the connection from options and environment,
 /// splitting a shell line into words, and info_hash validation.
+///
+/// The splitting is written here rather than with CLI11: one ~70-line
+/// function serves argv and shell lines alike, while flags, arity, help and
+/// completion come from the command table (commands.hpp). CLI11 would need
+/// that table mirrored into an App per run, and it reads a single-dash word
+/// such as a ban prefix ("-XX0001-") as short options.
 
 #include <chrono>
 #include <functional>
@@ -39,7 +45,14 @@ struct global_options {
   std::optional<std::string> token;
   std::optional<std::string> token_file;
   std::optional<std::chrono::milliseconds> timeout;
+  /// https: the CA (PEM) that signed the proxy's certificate.
+  std::optional<std::string> ca_file;
+  /// https: accept any certificate (a self-signed proxy).
+  bool insecure = false;
   bool json = false;
+  /// Exact values in the tables (bytes, seconds, rates as numbers), no
+  /// fitting to the terminal's width.
+  bool raw = false;
   bool help = false;
   bool version = false;
 };
@@ -63,7 +76,7 @@ struct invocation {
 /// `--` ends option parsing (so a ban reason may start with "--"); a single
 /// '-' prefix is an argument (ban prefixes look like "-XX0001-").
 /// `connection_options` false (inside the shell) refuses --url, --token,
-/// --token-file and --timeout. Throws usage_error.
+/// --token-file, --timeout, --ca-file and --insecure. Throws usage_error.
 invocation parse_words(const std::vector<std::string>& words, bool connection_options = true);
 
 /// What a request needs besides its target: where, who, how long.
@@ -71,6 +84,8 @@ struct connection {
   admin_url url;
   std::string token;
   std::chrono::milliseconds timeout{10000};
+  /// CA file and --insecure for https.
+  transfer_options transfer;
 };
 
 /// Reads an environment variable; nullopt when unset (injected for tests).
@@ -90,7 +105,9 @@ std::optional<std::string> default_admin_url();
 /// Decides URL, token and timeout. Precedence: --url > SWARMCTL_URL >
 /// default_admin_url(); --token > --token-file > SWARMCTL_TOKEN >
 /// SWARMCTL_TOKEN_FILE (a token file's first line, surrounding blanks
-/// removed). Throws usage_error naming what is missing or wrong.
+/// removed); --ca-file > SWARMCTL_CA_FILE. --ca-file or --insecure with an
+/// http URL is an error (they would silently mean nothing). Throws
+/// usage_error naming what is missing or wrong.
 connection resolve_connection(const global_options& g, const env_lookup& env = real_env,
                               const file_reader& read = real_file);
 
@@ -108,8 +125,14 @@ std::vector<std::string> split_line(std::string_view line);
 /// True for exactly 40 hex digits (either case).
 bool is_info_hash(std::string_view text);
 
+/// Fewest hex digits of an info_hash prefix that is looked up.
+constexpr std::size_t min_hash_prefix = 4;
+
+/// True for min_hash_prefix to 39 hex digits: a prefix to resolve.
+bool is_hash_prefix(std::string_view text);
+
 /// `text` as a lower-case info_hash; throws usage_error naming the bad value
-/// when it is not 40 hex digits.
+/// when it is not 40 hex digits (or a prefix that was not resolved).
 std::string checked_hash(std::string_view text);
 
 }  // namespace sk::swarmctl

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -78,6 +80,44 @@ TEST(Client, SilentServerTimesOut) {
   }
 }
 
+TEST(Client, RaisedCancelFlagInterrupts) {
+  listener l;  // never answers: only the flag can end the request early
+  std::atomic<bool> cancel{true};
+  transfer_options opts;
+  opts.cancel = &cancel;
+  try {
+    perform(url_of(l.port), {"GET", "/api/node", {}}, "t", 60s, opts);
+    FAIL() << "no error";
+  } catch (const transport_error& e) {
+    EXPECT_EQ(e.kind(), transport_failure::interrupted) << e.what();
+  }
+}
+
+TEST(Client, HttpsToAPlainHttpPortIsATlsError) {
+  listener l;
+  std::thread server([&] {
+    const int c = ::accept(l.fd, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[4096];
+    (void)::recv(c, buf, sizeof buf, 0);  // the ClientHello
+    const std::string answer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    ::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+    ::close(c);
+  });
+  std::string err;
+  auto u = parse_admin_url("https://127.0.0.1:" + std::to_string(l.port), err);
+  ASSERT_TRUE(u) << err;
+  try {
+    perform(*u, {"GET", "/api/node", {}}, "t", 10s);
+    server.join();
+    FAIL() << "no error";
+  } catch (const transport_error& e) {
+    server.join();
+    EXPECT_EQ(e.kind(), transport_failure::tls) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is it an https port?"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Client, UnknownHostDoesNotResolve) {
   std::string err;
   auto u = parse_admin_url("http://no-such-host.invalid:1", err);
@@ -115,13 +155,20 @@ TEST(Client, SendsTokenAndBodyAndReadsTheAnswer) {
   std::string err;
   auto u = parse_admin_url("http://127.0.0.1:" + std::to_string(l.port) + "/base/", err);
   ASSERT_TRUE(u) << err;
+  // A proxy from the environment is not used: the token goes only to the
+  // URL's host (were it used, the request would meet a closed port).
+  ::setenv("http_proxy", "http://127.0.0.1:1", 1);
+  ::setenv("HTTP_PROXY", "http://127.0.0.1:1", 1);
+  ::setenv("all_proxy", "http://127.0.0.1:1", 1);
   http_reply r;
   try {
     r = perform(*u, {"POST", "/api/bans", R"({"prefix":"-XX"})" "\n"}, "secret-token", 10s);
   } catch (...) {
+    for (const char* v : {"http_proxy", "HTTP_PROXY", "all_proxy"}) ::unsetenv(v);
     server.join();
     throw;
   }
+  for (const char* v : {"http_proxy", "HTTP_PROXY", "all_proxy"}) ::unsetenv(v);
   server.join();
   EXPECT_EQ(r.status, 409);
   EXPECT_EQ(r.content_type, "application/json");

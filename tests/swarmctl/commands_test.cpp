@@ -98,6 +98,14 @@ TEST(RunInvocation, UsageErrorsExitTwoWithoutConnecting) {
   EXPECT_EQ(run_invocation(parse_words({"swarm", "nothex"}), s), exit_usage);
   EXPECT_NE(err.str().find("'nothex' is not an info_hash"), std::string::npos) << err.str();
   err.str("");
+  // Too short to be a prefix (fewer than 4 digits): refused before connecting.
+  EXPECT_EQ(run_invocation(parse_words({"swarm", "abc"}), s), exit_usage);
+  EXPECT_NE(err.str().find("or a unique prefix of 4 or more"), std::string::npos) << err.str();
+  err.str("");
+  // A prefix needs the daemon: without a URL that is the error.
+  EXPECT_EQ(run_invocation(parse_words({"restart", "abcd"}), s), exit_usage);
+  EXPECT_NE(err.str().find("no admin URL"), std::string::npos) << err.str();
+  err.str("");
   EXPECT_EQ(run_invocation(parse_words({"node"}), s), exit_usage);
   EXPECT_NE(err.str().find("no admin URL"), std::string::npos) << err.str();
   err.str("");
@@ -121,6 +129,29 @@ TEST(RunInvocation, HelpNeedsNoDaemon) {
   EXPECT_EQ(run_invocation(parse_words({"swarm", "--help"}), s), exit_ok);
   EXPECT_NE(out.str().find("usage: swarmctl swarm <hash>"), std::string::npos) << out.str();
   EXPECT_EQ(run_invocation(parse_words({"help", "nosuch"}), s), exit_usage);
+}
+
+TEST(HelpText, ProseWrapsTablesElideAtTheWidth) {
+  for (std::size_t width : {0u, 80u, 50u}) {
+    const std::string text = help_text("shell", width);
+    std::istringstream is(text);
+    std::string joined;
+    for (std::string line; std::getline(is, line);) {
+      EXPECT_LE(line.size(), width == 0 ? 80u : width) << width << ": " << line;
+      joined += line + " ";
+    }
+    // Wrapped, not cut: every word of the details is still there.
+    EXPECT_NE(joined.find("blank lines and lines starting with # are skipped; end of input "
+                          "leaves."),
+              std::string::npos)
+        << text;
+  }
+  std::istringstream all(help_text({}, 80));
+  for (std::string line; std::getline(all, line);) {
+    std::size_t columns = 0;
+    for (unsigned char c : line) columns += (c & 0xC0) != 0x80 ? 1 : 0;
+    EXPECT_LE(columns, 80u) << line;
+  }
 }
 
 TEST(CommandTable, NamesAreUniqueAndRowsAreComplete) {
@@ -173,6 +204,43 @@ TEST(Completions, HashesLearnedFromAnswers) {
   session s{out, err};
   s.seen_hashes.insert(hash);
   EXPECT_EQ(completions("swarm ", "01", s.seen_hashes), (std::vector<std::string>{hash}));
+}
+
+TEST(Completions, HashesAreAskedOnlyForAHashArgument) {
+  std::vector<std::string> asked;
+  const hash_source source = [&](std::string_view word) {
+    asked.emplace_back(word);
+    return std::set<std::string>{hash, "fedcba9876543210fedcba9876543210fedcba98"};
+  };
+  EXPECT_EQ(completions("swarm ", "0123", source), (std::vector<std::string>{hash}));
+  EXPECT_EQ(completions("policy ", "fed", source),
+            (std::vector<std::string>{"fedcba9876543210fedcba9876543210fedcba98"}));
+  EXPECT_EQ(asked, (std::vector<std::string>{"0123", "fed"}));
+  // Command names, policies, flags: the daemon is not asked.
+  completions("", "sw", source);
+  completions("policy " + hash + " ", "ro", source);
+  completions("swarms ", "--so", source);
+  completions("ban ", "", source);
+  EXPECT_EQ(asked.size(), 2u);
+}
+
+TEST(Completions, WithoutADaemonOnlyTheSeenHashes) {
+  std::ostringstream out, err;
+  session s{out, err};
+  s.env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
+  s.seen_hashes.insert(hash);
+  EXPECT_EQ(hashes_for_completion(s, "01"), (std::set<std::string>{hash}));
+  EXPECT_TRUE(err.str().empty()) << err.str();
+}
+
+TEST(Prompt, NodeNameElseHostPort) {
+  EXPECT_EQ(prompt_text("tracker-eu-1", "127.0.0.1:8081"), "swarmctl@tracker-eu-1> ");
+  EXPECT_EQ(prompt_text("", "[::1]:8081"), "swarmctl@[::1]:8081> ");
+  EXPECT_EQ(prompt_text("", ""), "swarmctl> ");
+  // A daemon's name cannot send escape sequences to the terminal.
+  EXPECT_EQ(prompt_text("evil\x1b[2J", ""), "swarmctl@evil?[2J> ");
+  EXPECT_EQ(prompt_text(std::string(100, 'n'), "").size(),
+            std::string("swarmctl@> ").size() + 39 + std::string("\xE2\x80\xA6").size());
 }
 
 TEST(ShellPiped, RunsLinesSkipsCommentsReportsLastFailureAndStopsAtExit) {

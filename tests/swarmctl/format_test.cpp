@@ -47,16 +47,37 @@ TEST(Values, FieldsNumbersDurationsBytesPercent) {
 
   EXPECT_EQ(duration_text(0.4), "0.4s");
   EXPECT_EQ(duration_text(12), "12s");
-  EXPECT_EQ(duration_text(245), "4m 05s");
-  EXPECT_EQ(duration_text(3720), "1h 02m");
-  EXPECT_EQ(duration_text(2 * 86400 + 3 * 3600), "2d 03h");
+  EXPECT_EQ(duration_text(245), "4m 5s");
+  EXPECT_EQ(duration_text(3900), "1h 5m");
+  EXPECT_EQ(duration_text(3720), "1h 2m");
+  EXPECT_EQ(duration_text(2 * 86400 + 3 * 3600), "2d 3h");
   EXPECT_EQ(duration_text(nullptr), "-");
   EXPECT_EQ(duration_text(-1), "-");
 
   EXPECT_EQ(bytes_text(512), "512 B");
   EXPECT_EQ(bytes_text(3277), "3.2 KiB");
   EXPECT_EQ(bytes_text(18874368), "18.0 MiB");
+  EXPECT_EQ(bytes_text(3.5 * 1024 * 1024 * 1024), "3.5 GiB");
   EXPECT_EQ(bytes_text("x"), "-");
+  EXPECT_EQ(bytes_text(-5), "-");
+
+  EXPECT_EQ(rate_text(0.5), "0.50/s");
+  EXPECT_EQ(rate_text(12.34), "12.3/s");
+  EXPECT_EQ(rate_text(140.4), "140/s");
+  EXPECT_EQ(rate_text(0), "0/s");
+  EXPECT_EQ(rate_text(0.004), "0.004/s");
+  EXPECT_EQ(rate_text(2, {}, "/h"), "2.00/h");
+  EXPECT_EQ(rate_text(nullptr), "-");
+
+  // --raw: the numbers exactly as the API sent them.
+  style raw;
+  raw.raw = true;
+  EXPECT_EQ(bytes_text(18874369, raw), "18874369");
+  EXPECT_EQ(duration_text(3900, raw), "3900");
+  EXPECT_EQ(duration_text(0.125, raw), "0.125");
+  EXPECT_EQ(rate_text(0.016666666666666666, raw), "0.016666666666666666");
+  EXPECT_EQ(percent_text(0.421875, raw), "0.421875");
+  EXPECT_EQ(bytes_text("x", raw), "-");
 
   EXPECT_EQ(percent_text(0.42), "42%");
   EXPECT_EQ(percent_text(1.0), "100%");
@@ -89,7 +110,8 @@ TEST(RenderSwarms, OneRowPerSwarmWithHeader) {
   EXPECT_NE(l[0].find("POLICY"), std::string::npos);
   std::istringstream r1(l[1]);
   std::vector<std::string> cells{std::istream_iterator<std::string>(r1), {}};
-  EXPECT_EQ(cells, (std::vector<std::string>{h1, "3", "1", "2", "0.5", "healthy", "-", "adaptive"}));
+  EXPECT_EQ(cells,
+            (std::vector<std::string>{h1, "3", "1", "2", "0.50/s", "healthy", "-", "adaptive"}));
   EXPECT_NE(l[2].find("no-seeders,stalled"), std::string::npos);
   EXPECT_EQ(l[3], "2 swarms");
 }
@@ -153,6 +175,18 @@ TEST(RenderSwarm, DetailAndPeerTable) {
   }
   EXPECT_TRUE(seeder_row && leecher_row) << text;
   EXPECT_NE(text.find("remediation history:"), std::string::npos);
+  // `left` in bytes for humans, exact with --raw.
+  j["peers_listed"][1]["left"] = 3 * 1024 * 1024 + 1;
+  bool human = false;
+  for (const auto& l : lines(render_swarm(j)))
+    if (l.find("10.0.0.2") == 0) human = l.find("3.0 MiB") != std::string::npos;
+  EXPECT_TRUE(human) << render_swarm(j);
+  style raw;
+  raw.raw = true;
+  bool exact = false;
+  for (const auto& l : lines(render_swarm(j, raw)))
+    if (l.find("10.0.0.2") == 0) exact = l.find(" 3145729 ") != std::string::npos;
+  EXPECT_TRUE(exact) << render_swarm(j, raw);
   EXPECT_NE(text.find("30s"), std::string::npos);
 }
 
@@ -183,7 +217,7 @@ TEST(Renderers, NodeEventsRemediationsBansAccess) {
                {"config", {{"admin.port", "8081"}}}};
   auto text = render_node(node, false);
   EXPECT_NE(text.find("uptime:"), std::string::npos);
-  EXPECT_NE(text.find("1m 05s"), std::string::npos) << text;
+  EXPECT_NE(text.find("1m 5s"), std::string::npos) << text;
   EXPECT_NE(text.find("2.0 MiB"), std::string::npos) << text;
   EXPECT_EQ(text.find("admin.port"), std::string::npos);
   EXPECT_NE(render_node(node, true).find("admin.port"), std::string::npos);

@@ -193,7 +193,7 @@ TEST(ParseAdminUrl, HostsPortsAndBasePaths) {
 
 TEST(ParseAdminUrl, RefusesWhatItCannotUse) {
   for (const char* bad :
-       {"127.0.0.1:8081", "https://h:1", "ftp://h", "http://", "http://:80", "http://h:",
+       {"127.0.0.1:8081", "ftp://h", "http://", "https://", "http://:80", "http://h:",
         "http://h:0", "http://h:65536", "http://h:12a", "http://[::1", "http://[::1]x",
         "http://u:p@h:1", "http://h:1/?x=1", "http://h:1#f"}) {
     std::string err;
@@ -201,8 +201,74 @@ TEST(ParseAdminUrl, RefusesWhatItCannotUse) {
     EXPECT_FALSE(err.empty()) << bad;
   }
   std::string err;
-  parse_admin_url("https://h:1", err);
-  EXPECT_NE(err.find("https is not supported"), std::string::npos) << err;
+  parse_admin_url("ftp://h:1", err);
+  EXPECT_NE(err.find("expected http://HOST:PORT or https://HOST:PORT"), std::string::npos) << err;
+}
+
+TEST(ParseAdminUrl, HttpsWithItsDefaultPort) {
+  std::string err;
+  auto u = parse_admin_url("HTTPS://proxy.example/sk", err);
+  ASSERT_TRUE(u) << err;
+  EXPECT_TRUE(u->tls);
+  EXPECT_EQ(u->port, 443);
+  EXPECT_EQ(u->text(), "https://proxy.example:443/sk");
+  EXPECT_EQ(u->authority(), "proxy.example:443");
+  u = parse_admin_url("https://[::1]:8443", err);
+  ASSERT_TRUE(u) << err;
+  EXPECT_EQ(u->port, 8443);
+  EXPECT_EQ(u->authority(), "[::1]:8443");
+  u = parse_admin_url("http://h", err);
+  ASSERT_TRUE(u) << err;
+  EXPECT_FALSE(u->tls);
+  EXPECT_EQ(u->port, 80);
+}
+
+TEST(ParseWords, TlsAndOutputOptions) {
+  auto inv = parse_words({"--ca-file", "/ca.pem", "--insecure", "swarms", "--raw"});
+  EXPECT_EQ(inv.global.ca_file, "/ca.pem");
+  EXPECT_TRUE(inv.global.insecure);
+  EXPECT_TRUE(inv.global.raw);
+  EXPECT_TRUE(inv.flags.empty());
+  EXPECT_THROW(parse_words({"--insecure=yes", "node"}), usage_error);
+  EXPECT_THROW(parse_words({"--ca-file=", "node"}), usage_error);
+  // The shell may not change how the connection is trusted.
+  EXPECT_THROW(parse_words({"node", "--insecure"}, false), usage_error);
+  EXPECT_THROW(parse_words({"node", "--ca-file=/x"}, false), usage_error);
+  EXPECT_TRUE(parse_words({"node", "--raw"}, false).global.raw);
+}
+
+TEST(ResolveConnection, CaFileAndInsecureForHttpsOnly) {
+  fake_world w;
+  w.env = {{"SWARMCTL_URL", "https://127.0.0.1:8443"}, {"SWARMCTL_TOKEN", "t"}};
+  w.files = {{"/ca.pem", "-----BEGIN CERTIFICATE-----\n"}};
+  global_options g;
+  auto c = w.resolve(g);
+  EXPECT_TRUE(c.url.tls);
+  EXPECT_EQ(c.transfer.ca_file, "");
+  EXPECT_FALSE(c.transfer.insecure);
+  w.env["SWARMCTL_CA_FILE"] = "/ca.pem";
+  EXPECT_EQ(w.resolve(g).transfer.ca_file, "/ca.pem");
+  g.ca_file = "/missing.pem";
+  try {
+    w.resolve(g);
+    FAIL() << "no error";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--ca-file: cannot read '/missing.pem'"),
+              std::string::npos)
+        << e.what();
+  }
+  g.ca_file.reset();
+  g.insecure = true;
+  EXPECT_TRUE(w.resolve(g).transfer.insecure);
+  // With http they would mean nothing: refused rather than ignored.
+  g.url = "http://127.0.0.1:8081";
+  EXPECT_THROW(w.resolve(g), usage_error);
+  g.insecure = false;
+  g.ca_file = "/ca.pem";
+  EXPECT_THROW(w.resolve(g), usage_error);
+  // SWARMCTL_CA_FILE set for other (https) daemons does not break http.
+  g.ca_file.reset();
+  EXPECT_EQ(w.resolve(g).transfer.ca_file, "");
 }
 
 TEST(PercentEncode, KeepsUnreservedOnly) {
@@ -231,6 +297,13 @@ TEST(Hashes, FortyHexDigitsLowerCased) {
   EXPECT_FALSE(is_info_hash(hash40.substr(1)));
   EXPECT_FALSE(is_info_hash(hash40 + "0"));
   EXPECT_FALSE(is_info_hash("g123456789abcdef0123456789abcdef01234567"));
+  EXPECT_TRUE(is_hash_prefix("0123"));
+  EXPECT_TRUE(is_hash_prefix("ABCDEF0"));
+  EXPECT_TRUE(is_hash_prefix(hash40.substr(1)));
+  EXPECT_FALSE(is_hash_prefix("012"));
+  EXPECT_FALSE(is_hash_prefix(hash40));
+  EXPECT_FALSE(is_hash_prefix("012g"));
+  EXPECT_FALSE(is_hash_prefix(""));
   try {
     checked_hash("xyz");
     FAIL() << "no error";

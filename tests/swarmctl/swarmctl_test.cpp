@@ -5,19 +5,26 @@
 //
 // Every wait polls a condition with a deadline (no fixed sleeps).
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -154,6 +161,14 @@ std::vector<std::string> row_starting_with(const std::string& text, const std::s
   return {};
 }
 
+/// Display columns of UTF-8 text (the ellipsis is one).
+std::size_t columns_of(const std::string& line) {
+  std::size_t n = 0;
+  for (unsigned char c : line)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
 class Swarmctl : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -198,7 +213,7 @@ TEST_F(Swarmctl, SwarmsTableListsAnAnnouncedSwarm) {
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_TRUE(r.err.empty()) << r;
   auto header = row_starting_with(r.out, "HASH");
-  EXPECT_EQ(header, (std::vector<std::string>{"HASH", "PEERS", "SEEDERS", "LEECHERS", "RATE/S",
+  EXPECT_EQ(header, (std::vector<std::string>{"HASH", "PEERS", "SEEDERS", "LEECHERS", "RATE",
                                               "HEALTH", "REASONS", "POLICY"}))
       << r;
   auto row = row_starting_with(r.out, hash);
@@ -421,7 +436,8 @@ TEST(SwarmctlAlone, BadArgumentsExitTwoBeforeConnecting) {
   const std::string url = "http://127.0.0.1:" + std::to_string(free_port());
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"swarm", "not-a-hash"},
-                                             {"swarm", std::string(39, 'a')},
+                                             {"swarm", "abc"},  // too short for a prefix
+                                             {"swarm", std::string(41, 'a')},
                                              {"restart", std::string(40, 'g')},
                                              {"policy", "abc", "random"},
                                              {"swarm"},
@@ -509,6 +525,7 @@ class pty_session {
       for (auto& a : all) argv.push_back(a.data());
       argv.push_back(nullptr);
       ::setenv("TERM", "xterm", 1);
+      ::unsetenv("COLUMNS");  // the width comes from the terminal
       ::setenv("SWARMCTL_HISTORY", history.c_str(), 1);
       ::execv(argv[0], argv.data());
       ::_exit(127);
@@ -540,6 +557,26 @@ class pty_session {
     consumed_ = seen_.find(text, consumed_) + text.size();
     return true;
   }
+  /// Waits for `prompt` and then for the editor to own the terminal (raw
+  /// mode: no canonical line editing): keys typed before that would meet
+  /// the kernel's line discipline (its ^C, its ^D), not libedit.
+  bool wait_prompt(const std::string& prompt) {
+    if (!wait_for(prompt)) return false;
+    const auto deadline = clock::now() + 20s;
+    for (;;) {
+      termios t{};
+      if (::tcgetattr(fd_, &t) == 0 && (t.c_lflag & ICANON) == 0) return true;
+      if (clock::now() > deadline) return false;
+      std::this_thread::sleep_for(2ms);
+    }
+  }
+  /// Resizes the terminal to `columns` x 40.
+  void resize(unsigned short columns) {
+    winsize ws{};
+    ws.ws_col = columns;
+    ws.ws_row = 40;
+    if (::ioctl(fd_, TIOCSWINSZ, &ws) != 0) throw std::runtime_error("TIOCSWINSZ");
+  }
   /// Waits for the exit status (nullopt after 20 s).
   std::optional<int> wait_exit() {
     const auto deadline = clock::now() + 20s;
@@ -569,19 +606,21 @@ TEST_F(Swarmctl, InteractiveShellCompletesHashesAndKeepsHistory) {
   announce("interactive", "a", 7001, 0);
   scratch_dir dir;
   const std::string history = dir.file("history");
+  const std::string prompt =
+      "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
   {
     pty_session pty({"--url=" + url_, "--token=" + token}, history);
-    ASSERT_TRUE(pty.wait_for("swarmctl> ")) << pty.seen();
+    ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
     // Command names complete ("swa" is ambiguous: swarm, swarms; "swarms" is not).
     pty.type("swarms\n");
     ASSERT_TRUE(pty.wait_for(hash)) << pty.seen();
-    ASSERT_TRUE(pty.wait_for("swarmctl> ")) << pty.seen();
+    ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
     // The hash the answer showed completes from its first characters.
     pty.type("swarm " + hash.substr(0, 6) + "\t");
     ASSERT_TRUE(pty.wait_for(hash.substr(6))) << pty.seen();
     pty.type("\n");
     ASSERT_TRUE(pty.wait_for("ADDRESS")) << pty.seen();
-    ASSERT_TRUE(pty.wait_for("swarmctl> ")) << pty.seen();
+    ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
     pty.type("rest\t");
     ASSERT_TRUE(pty.wait_for("art ")) << pty.seen();
     pty.type("\x15");  // Ctrl-U: drop the line
@@ -595,6 +634,166 @@ TEST_F(Swarmctl, InteractiveShellCompletesHashesAndKeepsHistory) {
   struct stat st {};
   ASSERT_EQ(::stat(history.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(Swarmctl, InteractiveCtrlCClearsTheLineAndQuitLeaves) {
+  scratch_dir dir;
+  const std::string history = dir.file("history");
+  const std::string prompt =
+      "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
+  pty_session pty({"--url=" + url_, "--token=" + token}, history);
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  // Half a line, then Ctrl-C: still running, a fresh prompt, the half line gone.
+  pty.type("swa");
+  ASSERT_TRUE(pty.wait_for("swa")) << pty.seen();
+  pty.type("\x03");
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  pty.type("\x03");  // twice in a row, on an empty line
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  pty.type("node\n");
+  // "swanode" would be an unknown command: the cleared text must not come back.
+  ASSERT_TRUE(pty.wait_for("uptime:")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  EXPECT_EQ(pty.seen().find("unknown command"), std::string::npos) << pty.seen();
+  // UTF-8 typed at the prompt arrives as it was typed.
+  pty.type("ban -UU0001- caf\xC3\xA9 \xE2\x82\xAC\n");
+  ASSERT_TRUE(pty.wait_for("banned prefix")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  const json bans = api_json(admin_port_, "/api/bans")["bans"];
+  ASSERT_EQ(bans.size(), 1u) << bans;
+  EXPECT_EQ(bans[0]["reason"], "caf\xC3\xA9 \xE2\x82\xAC") << bans;
+  pty.type("quit\n");
+  EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
+}
+
+TEST_F(Swarmctl, InteractiveOutputFitsTheTerminalsWidth) {
+  const std::string hash = hex_of(id20("narrow"));
+  announce("narrow", "a", 7001, 0);
+  ASSERT_EQ(ctl({"policy", hash, "contribution-weighted"}).code, 0);
+  scratch_dir dir;
+  const std::string history = dir.file("history");
+  const std::string prompt =
+      "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
+  pty_session pty({"--url=" + url_, "--token=" + token}, history);
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  pty.resize(60);  // no COLUMNS: the terminal's own width, read per command
+  pty.type("swarms\n");
+  ASSERT_TRUE(pty.wait_for("1 swarm\r\n")) << pty.seen();
+  const std::string& seen = pty.seen();
+  const auto head = seen.find("HASH");
+  ASSERT_NE(head, std::string::npos) << seen;
+  const auto end = seen.find("1 swarm\r\n", head);
+  std::istringstream table(seen.substr(head, end - head));
+  int rows = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    ++rows;
+    EXPECT_LE(columns_of(line), 60u) << line;
+  }
+  EXPECT_EQ(rows, 2) << seen;
+  EXPECT_NE(seen.find(hash.substr(0, 12) + "\xE2\x80\xA6", head), std::string::npos) << seen;
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  pty.type("\x04");
+  EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
+}
+
+TEST_F(Swarmctl, InteractiveCompletionAsksTheDaemon) {
+  const std::string hash = hex_of(id20("never-listed"));
+  announce("never-listed", "a", 7001, 0);
+  scratch_dir dir;
+  const std::string history = dir.file("history");
+  const std::string prompt =
+      "swarmctl@" + api_json(admin_port_, "/api/node")["node"].get<std::string>() + "> ";
+  pty_session pty({"--url=" + url_, "--token=" + token}, history);
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  // No `swarms` ran in this session: the hash comes from the daemon.
+  pty.type("swarm " + hash.substr(0, 5) + "\t");
+  ASSERT_TRUE(pty.wait_for(hash.substr(5))) << pty.seen();
+  pty.type("\n");
+  ASSERT_TRUE(pty.wait_for("ADDRESS")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt(prompt)) << pty.seen();
+  pty.type("\x04");
+  EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
+}
+
+TEST_F(Swarmctl, PromptFallsBackToHostPortWhenTheNodeIsUnreachable) {
+  scratch_dir dir;
+  const std::string history = dir.file("history");
+  const std::uint16_t dead = free_port();
+  pty_session pty({"--url=http://127.0.0.1:" + std::to_string(dead), "--token=" + token}, history);
+  ASSERT_TRUE(pty.wait_prompt("swarmctl@127.0.0.1:" + std::to_string(dead) + "> ")) << pty.seen();
+  pty.type("\x04");
+  EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
+}
+
+/// A listener that accepts connections and never answers (a hung daemon).
+class silent_server {
+ public:
+  silent_server() : port_(free_port()) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port_);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(fd_, 8) != 0)
+      throw std::runtime_error("silent_server: bind/listen");
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;  // the listener was shut down
+        std::lock_guard<std::mutex> lock(mutex_);
+        clients_.push_back(c);
+      }
+    });
+  }
+  ~silent_server() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+    for (int c : clients_) ::close(c);
+  }
+  std::uint16_t port() const { return port_; }
+  /// Waits until `n` connections were accepted; false after 20 s.
+  bool wait_accepted(std::size_t n) {
+    const auto deadline = clock::now() + 20s;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (clients_.size() >= n) return true;
+      }
+      if (clock::now() > deadline) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+
+ private:
+  std::uint16_t port_;
+  int fd_ = -1;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<int> clients_;
+};
+
+TEST(SwarmctlAlone, InteractiveCtrlCStopsTheRequestUnderWay) {
+  silent_server hung;
+  scratch_dir dir;
+  const std::string history = dir.file("history");
+  const std::string where = "127.0.0.1:" + std::to_string(hung.port());
+  // A minute of timeout: only Ctrl-C ends these requests within the test's deadlines.
+  pty_session pty({"--url=http://" + where, "--token=" + token, "--timeout=60"}, history);
+  // The prompt's GET /api/node hangs; Ctrl-C gives up on it (host:port instead).
+  ASSERT_TRUE(hung.wait_accepted(1)) << pty.seen();
+  pty.type("\x03");
+  ASSERT_TRUE(pty.wait_prompt("swarmctl@" + where + "> ")) << pty.seen();
+  // A command's request hangs; Ctrl-C stops it, and the shell goes on.
+  pty.type("swarms\n");
+  ASSERT_TRUE(hung.wait_accepted(2)) << pty.seen();
+  pty.type("\x03");
+  ASSERT_TRUE(pty.wait_for("swarmctl: interrupted")) << pty.seen();
+  ASSERT_TRUE(pty.wait_prompt("swarmctl@" + where + "> ")) << pty.seen();
+  pty.type("\x04");
+  EXPECT_EQ(pty.wait_exit(), 0) << pty.seen();
 }
 
 // -- the endpoints of the admin API's second slice ------------------------------------
@@ -659,6 +858,230 @@ TEST_F(Swarmctl, RemediateStartAndStop) {
   r = ctl({"remediate", hash, "stop"});
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_NE(r.err.find("(HTTP 409)"), std::string::npos) << r;
+}
+
+// -- hash prefixes, https, human units, terminal width ----------------------------------
+
+/// Raw bytes of a hex string (hashes the test chooses digit by digit).
+std::string raw_of(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+TEST_F(Swarmctl, HashPrefixesResolveThroughTheDaemon) {
+  const std::string a = "abcd01" + std::string(34, '0');
+  const std::string b = "abcd02" + std::string(34, '0');
+  for (const auto& h : {a, b}) {
+    announce_params p{raw_of(h), id20("peer-" + h.substr(0, 6)), 7001, 100};
+    ASSERT_EQ(http_get(daemon_.port(), announce_target(p)).status, 200);
+  }
+  // Unique: the prefix stands for the hash, upper case too.
+  auto r = ctl({"swarm", "abcd01"});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(row_starting_with(r.out, "hash:"), (std::vector<std::string>{"hash:", a})) << r;
+  r = ctl({"--json", "swarm", "ABCD02"});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(json::parse(r.out)["hash"], b);
+  r = ctl({"policy", "abcd02", "random"});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(api_json(admin_port_, "/api/swarms/" + b)["policy"], "random");
+  EXPECT_NE(api_json(admin_port_, "/api/swarms/" + a)["policy"], "random");
+  // Ambiguous: exit 2, how many match, nothing restarted.
+  const auto actor_a = api_json(admin_port_, "/api/swarms/" + a)["actor_id"];
+  const auto actor_b = api_json(admin_port_, "/api/swarms/" + b)["actor_id"];
+  r = ctl({"restart", "abcd"});
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("'abcd' is ambiguous: 2 swarms' info_hashes start with it"),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.err.find(a), std::string::npos) << r;
+  EXPECT_EQ(api_json(admin_port_, "/api/swarms/" + a)["actor_id"], actor_a);
+  EXPECT_EQ(api_json(admin_port_, "/api/swarms/" + b)["actor_id"], actor_b);
+  // None: exit 1.
+  r = ctl({"swarm", "ffff"});
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("no swarm's info_hash starts with 'ffff'"), std::string::npos) << r;
+  // In the shell as on the command line.
+  r = ctl({"shell"}, "swarm abcd01\nswarm abcd\n");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_FALSE(row_starting_with(r.out, "ADDRESS").empty()) << r;
+  EXPECT_NE(r.err.find("ambiguous"), std::string::npos) << r;
+}
+
+/// A child process (the TLS proxy), killed when the test ends.
+class child_process {
+ public:
+  explicit child_process(std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = ::posix_spawnp(&pid_, argv[0], nullptr, nullptr, argv.data(), environ);
+    if (rc != 0) throw std::runtime_error(std::string("posix_spawnp: ") + std::strerror(rc));
+  }
+  ~child_process() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+};
+
+/// Waits until something accepts TCP connections on 127.0.0.1:port.
+bool wait_listening(std::uint16_t port) {
+  const auto deadline = clock::now() + 20s;
+  while (clock::now() < deadline) {
+    try {
+      http_connection c{"127.0.0.1", port};
+      return true;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  return false;
+}
+
+TEST_F(Swarmctl, HttpsThroughATlsProxy) {
+  scratch_dir dir;
+  const std::string cert = dir.file("cert.pem"), key = dir.file("key.pem"),
+                    log = dir.file("requests.log");
+  const std::string openssl =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+      " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+      key + " -out " + cert + " 2>/dev/null";
+  ASSERT_EQ(std::system(openssl.c_str()), 0) << openssl;
+  const std::uint16_t port = free_port();
+  child_process proxy({"python3", SWARMKEEPER_SOURCE_DIR "/tests/swarmctl/tls_proxy.py",
+                       "--port=" + std::to_string(port), "--target=" + std::to_string(admin_port_),
+                       "--cert=" + cert, "--key=" + key, "--log=" + log});
+  ASSERT_TRUE(wait_listening(port));
+  const std::string https = "https://127.0.0.1:" + std::to_string(port);
+  announce("tls", "a", 7001, 0);
+  const std::string hash = hex_of(id20("tls"));
+
+  // Trusting the throwaway certificate: the same answers as over http.
+  auto r = swarmctl({"--url=" + https, "--token=" + token, "--ca-file=" + cert, "swarms"});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_FALSE(row_starting_with(r.out, hash).empty()) << r;
+  r = swarmctl({"--url=" + https, "--token=" + token, "--ca-file=" + cert, "--json", "node"});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(json::parse(r.out)["version"], api_json(admin_port_, "/api/node")["version"]);
+  // POST through the proxy, a prefix resolved over https; the CA from the environment.
+  r = swarmctl({"--url=" + https, "--token=" + token, "policy", hash.substr(0, 8), "random"},
+               {"SWARMCTL_CA_FILE=" + cert});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(api_json(admin_port_, "/api/swarms/" + hash)["policy"], "random");
+
+  // Not trusted (the system's CAs do not know it): exit 3 naming both ways out.
+  r = swarmctl({"--url=" + https, "--token=" + token, "node"});
+  EXPECT_EQ(r.code, 3) << r;
+  EXPECT_NE(r.err.find("is not trusted"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("--ca-file"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("--insecure"), std::string::npos) << r;
+  // --insecure accepts it.
+  r = swarmctl({"--url=" + https, "--token=" + token, "--insecure", "node"});
+  EXPECT_EQ(r.code, 0) << r;
+  // A wrong token through the proxy is still the daemon's 401.
+  r = swarmctl({"--url=" + https, "--token=wrong-token-but-long-enough", "--insecure", "node"});
+  EXPECT_EQ(r.code, 4) << r;
+
+  // What travelled inside TLS: the token in the header, never in a request line.
+  const std::string seen = slurp(log);
+  EXPECT_NE(seen.find("Authorization: Bearer " + token + "\r\n"), std::string::npos) << seen;
+  std::istringstream heads(seen);
+  int request_lines = 0;
+  for (std::string line; std::getline(heads, line);) {
+    if (line.rfind("GET ", 0) == 0 || line.rfind("POST ", 0) == 0) {
+      ++request_lines;
+      EXPECT_EQ(line.find(token), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(request_lines, 5) << seen;
+  // Nor does swarmctl print it.
+  EXPECT_EQ(r.out.find(token), std::string::npos);
+  EXPECT_EQ(r.err.find(token), std::string::npos);
+  // --insecure with an http URL means nothing: refused.
+  r = swarmctl({"--url=" + url_, "--token=" + token, "--insecure", "node"});
+  EXPECT_EQ(r.code, 2) << r;
+}
+
+TEST_F(Swarmctl, HumanUnitsAndRawValues) {
+  const std::string hash = hex_of(id20("units"));
+  announce("units", "seed", 7001, 0);
+  const std::string leech_id = announce("units", "leech", 7002, 5u * 1024 * 1024);
+  auto leech_row = [&](const std::string& out) {
+    std::istringstream is(out);
+    for (std::string line; std::getline(is, line);)
+      if (line.rfind("127.0.0.1", 0) == 0 && line.find(leech_id) != std::string::npos) return line;
+    return std::string();
+  };
+  auto r = ctl({"swarm", hash});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(leech_row(r.out).find(" 5.0 MiB "), std::string::npos) << r;
+  EXPECT_NE(r.out.find("/s\n"), std::string::npos) << r;  // the announce rate
+  r = ctl({"--raw", "swarm", hash});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(leech_row(r.out).find(" 5242880 "), std::string::npos) << r;
+  // Uptime: "Ns" (or "Nm Ns") for humans, the API's seconds with --raw.
+  r = ctl({"node"});
+  ASSERT_EQ(r.code, 0) << r;
+  const auto up = row_starting_with(r.out, "uptime:");
+  ASSERT_GE(up.size(), 2u) << r;
+  EXPECT_EQ(up.back().back(), 's') << r;
+  r = ctl({"node", "--raw"});
+  ASSERT_EQ(r.code, 0) << r;
+  const auto raw_up = row_starting_with(r.out, "uptime:");
+  ASSERT_EQ(raw_up.size(), 2u) << r;
+  EXPECT_NO_THROW((void)std::stod(raw_up[1])) << r;
+  EXPECT_NE(raw_up[1].back(), 's') << r;
+}
+
+TEST_F(Swarmctl, OutputFitsEightyColumns) {
+  // Wide content: many swarms with long policy names, a long ban reason,
+  // restart events, a peer table with 40-digit peer_ids.
+  for (int i = 0; i < 5; ++i) {
+    const std::string label = "wide-" + std::to_string(i);
+    announce(label, "s", 7001, 0);
+    announce(label, "l", 7002, 123456789);
+    ASSERT_EQ(ctl({"policy", hex_of(id20(label)), "contribution-weighted"}).code, 0);
+  }
+  ASSERT_EQ(ctl({"restart", hex_of(id20("wide-0"))}).code, 0);
+  ASSERT_EQ(ctl({"ban", "-WW0001-", std::string(150, 'r')}).code, 0);
+  const std::vector<std::vector<std::string>> commands{
+      {"swarms"}, {"swarm", hex_of(id20("wide-1"))}, {"node"}, {"node", "--config"},
+      {"events"}, {"remediations"}, {"bans"}, {"members"}, {"access"}, {"help"},
+      {"help", "swarms"}};
+  bool elided = false;
+  for (const auto& cmd : commands) {
+    std::vector<std::string> args{"--url=" + url_, "--token=" + token};
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    auto r = swarmctl(args, {"COLUMNS=80"});
+    ASSERT_EQ(r.code, 0) << cmd[0] << "\n" << r;
+    std::istringstream is(r.out);
+    for (std::string line; std::getline(is, line);)
+      EXPECT_LE(columns_of(line), 80u) << cmd[0] << ": " << line;
+    elided = elided || r.out.find("\xE2\x80\xA6") != std::string::npos;
+    // Without COLUMNS (not a terminal): nothing is cut.
+    auto wide = swarmctl(args);
+    ASSERT_EQ(wide.code, 0) << wide;
+    EXPECT_EQ(wide.out.find("\xE2\x80\xA6"), std::string::npos) << cmd[0] << "\n" << wide.out;
+  }
+  EXPECT_TRUE(elided);
+  // The swarms table keeps a hash prefix that the commands accept.
+  auto r = swarmctl({"--url=" + url_, "--token=" + token, "swarms"}, {"COLUMNS=80"});
+  const std::string first = row_starting_with(r.out, hex_of(id20("wide-0")).substr(0, 12)).at(0);
+  const std::string prefix = first.substr(0, first.find("\xE2\x80\xA6"));
+  ASSERT_GE(prefix.size(), 12u) << r;
+  EXPECT_EQ(ctl({"swarm", prefix}).code, 0);
+  // --raw and --json are never cut.
+  r = swarmctl({"--url=" + url_, "--token=" + token, "--raw", "bans"}, {"COLUMNS=80"});
+  EXPECT_NE(r.out.find(std::string(150, 'r')), std::string::npos) << r;
+  r = swarmctl({"--url=" + url_, "--token=" + token, "--json", "bans"}, {"COLUMNS=80"});
+  EXPECT_NE(r.out.find(std::string(150, 'r')), std::string::npos) << r;
 }
 
 }  // namespace
