@@ -26,10 +26,11 @@ daemon B (http.read-timeout=2s, admin.auth-timeout=60s):
     64), then an authenticated GET /api/node succeeds.
 
 usage: limits_test.py path/to/swarmkeeper
-       limits_test.py path/to/swarmkeeper --measure-flood [N]
-         N idle connections from 127.0.0.1 (default 10,500), then 45
-         announces from 127.0.0.2, default limits: prints how many were
-         served (any build: the command line names no limit option).
+       limits_test.py path/to/swarmkeeper --measure-flood [N [K]]
+         N idle connections from 127.0.0.1 (default 10,500; from K
+         addresses 127.0.1.1..K round robin when K > 1), then 45 announces
+         from 127.0.0.2, default limits: prints how many were served (any
+         build: the command line names no limit option).
 """
 import os
 import random
@@ -456,7 +457,7 @@ def daemon_b(binary):
 
 # -- the flood measurement (by hand) -------------------------------------------------
 
-def measure_flood(binary, n):
+def measure_flood(binary, n, sources):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     # Default limits either way (a binary from before the per-address
@@ -466,7 +467,8 @@ def measure_flood(binary, n):
         flood = []
         for _ in range(n):
             try:
-                flood.append(tcp_from("127.0.0.1", d.http, 5))
+                flood.append(tcp_from(f"127.0.1.{1 + len(flood) % sources}" if sources > 1
+                                      else "127.0.0.1", d.http, 5))
             except OSError as e:
                 print(f"connect {len(flood)}: {e}")
                 break
@@ -479,7 +481,8 @@ def measure_flood(binary, n):
             except (OSError, AssertionError, ValueError, IndexError):
                 pass
         open_flood = sum(1 for s in flood if not closed_by_server(s))
-        print(f"{n} idle connections from 127.0.0.1 ({open_flood} still open), then 45 announces "
+        where = f"127.0.1.1-{sources}" if sources > 1 else "127.0.0.1"
+        print(f"{n} idle connections from {where} ({open_flood} still open), then 45 announces "
               f"from 127.0.0.2: {served} served")
         for s in flood:
             s.close()
@@ -491,7 +494,7 @@ def main():
     binary = sys.argv[1]
     if "--measure-flood" in sys.argv:
         rest = [a for a in sys.argv[2:] if a != "--measure-flood"]
-        measure_flood(binary, int(rest[0]) if rest else 10500)
+        measure_flood(binary, int(rest[0]) if rest else 10500, int(rest[1]) if len(rest) > 1 else 1)
         return
     daemon_a(binary)
     daemon_b(binary)
