@@ -16,51 +16,6 @@
 
 namespace sk {
 
-std::string_view to_string(transport t) noexcept { return t == transport::udp ? "udp" : "http"; }
-
-std::string_view refusal_text(gateway_refusal r) noexcept {
-  switch (r) {
-    case gateway_refusal::denied:
-      return "torrent not allowed on this tracker";
-    case gateway_refusal::overloaded:
-      return "tracker busy, retry later";
-    case gateway_refusal::swarm_unavailable:
-      return "swarm busy, retry later";
-    case gateway_refusal::timeout:
-      return "timed out, retry later";
-    case gateway_refusal::shutting_down:
-      return "shutting down, retry later";
-    case gateway_refusal::swarm_limit:
-      return "tracker full: no new torrents now, retry later";
-    case gateway_refusal::new_swarm_budget:
-      return "too many new torrents from your address, retry later";
-    case gateway_refusal::peer_limit:
-      return "tracker full: no new peers now, retry later";
-    case gateway_refusal::swarm_full:
-      return "swarm full: no new peers now, retry later";
-    case gateway_refusal::rate_limited:
-      return "rate limited, retry later";
-  }
-  return "tracker busy, retry later";
-}
-
-std::string gateway_config::validate() const {
-  if (request_timeout.count() <= 0) return "request timeout must be positive";
-  if (max_in_flight == 0) return "max in flight must be at least 1";
-  if (retry_in_minutes < 1) return "retry in must be at least 1 minute";
-  if (max_numwant < 0) return "max numwant must not be negative";
-  if (max_scrape_hashes == 0) return "max scrape hashes must be at least 1";
-  if (new_swarm_burst == 0) return "new swarm burst must be at least 1";
-  if (!(new_swarms_per_minute > 0)) return "new swarms per minute must be positive";
-  if (new_swarm_addresses < creation_budget::stripes)
-    return "new swarm addresses must be at least " + std::to_string(creation_budget::stripes);
-  if (requests_per_second < 0) return "requests per second must not be negative";
-  if (requests_per_second > 0 && request_burst == 0) return "request burst must be at least 1";
-  if (requests_per_second > 0 && rate_limit_addresses < rate_limit_stripes)
-    return "rate limit addresses must be at least " + std::to_string(rate_limit_stripes);
-  return {};
-}
-
 namespace {
 
 using steady = std::chrono::steady_clock;
@@ -577,9 +532,7 @@ void gateway::sweep(std::size_t lane, std::chrono::steady_clock::time_point now)
   if (st.rate && now != steady::time_point{} &&
       st.rate_reached.settle(now, st.rate->refill_time()))
     spdlog::info("request rate limit cleared: no address refused for {} s",
-                 std::chrono::duration_cast<std::chrono::seconds>(now -
-                                                                  st.rate_reached.last_hit())
-                     .count());
+                 std::chrono::duration_cast<std::chrono::seconds>(st.rate->refill_time()).count());
   // The budget's "reached" state clears after a refill time without a
   // refusal (one relaxed load while it is not reached).
   if (st.census->reached(node_cap::new_swarm_budget) != 0) {

@@ -29,7 +29,9 @@
 /// The I/O thread never waits for CAF. Sends never block: a full socket
 /// buffer drops that reply and counts it. What the gateway refuses becomes an
 /// error packet no larger than the request, except an overload (admission
-/// full) and a shutdown, which are dropped and counted.
+/// full) and a shutdown, which are dropped and counted. A connect over its
+/// address's request rate (the gateway's) is dropped too: its source has
+/// proven nothing, so it gets no reply at all.
 
 #include <atomic>
 #include <chrono>
