@@ -9,7 +9,8 @@ daemon A (http.max-connections=60, http.max-connections-per-address=20,
 gateway.request-burst=50, gateway.requests-per-second=1,
 admin.auth-timeout=1s):
   - 30 idle connections from 127.0.0.1: 20 are served, 10 are closed at
-    once; announces from 127.0.0.2 are all served meanwhile;
+    once; announces from 127.0.0.2 are all served meanwhile; a trusted
+    proxy (127.0.0.50) is not capped;
   - the total full of idle connections (20 each from three addresses): a
     new announce from another address is served, the oldest idle
     connection is the one shed; a connection holding half a request is
@@ -53,6 +54,7 @@ RATE_TEXT = b"rate limited, retry later"
 MAX_CONNECTIONS = 60
 PER_ADDRESS = 20
 BURST = 50
+PROXY = "127.0.0.50"
 
 
 def wait_until(what, predicate, timeout=20):
@@ -279,6 +281,16 @@ def connections_per_address(d):
         s.close()
     wait_until("the flood's connections to end",
                lambda: metric(d.admin, "swarmkeeper_http_connections") == 0)
+    # A trusted proxy carries many clients: no per-address cap.
+    proxy = [tcp_from(PROXY, d.http) for _ in range(PER_ADDRESS + 5)]
+    wait_until("the proxy's connections",
+               lambda: metric(d.admin, "swarmkeeper_http_connections") == PER_ADDRESS + 5)
+    assert not any(closed_by_server(s, 0.05) for s in proxy), "a trusted proxy was capped"
+    assert metric(d.admin, 'swarmkeeper_http_connections_refused_total{reason="per_address"}') == 10
+    for s in proxy:
+        s.close()
+    wait_until("the proxy's connections to end",
+               lambda: metric(d.admin, "swarmkeeper_http_connections") == 0)
 
 
 def fill(d, sources, n):
@@ -395,6 +407,7 @@ def daemon_a(binary):
     log = with_daemon(binary, [f"--http.max-connections={MAX_CONNECTIONS}",
                                f"--http.max-connections-per-address={PER_ADDRESS}",
                                "--http.read-timeout=120s",
+                               f'--http.trusted-proxies=["{PROXY}"]',
                                f"--gateway.request-burst={BURST}",
                                "--gateway.requests-per-second=1", "--admin.auth-timeout=1s"],
                       body)
