@@ -8,6 +8,7 @@
 #include "admin/admin_caps.hpp"
 #include "admin/admin_handlers.hpp"
 #include "admin/admin_json.hpp"
+#include "admin/admin_limits.hpp"
 #include "admin/admin_process_metrics.hpp"
 #include "admin/admin_state_file.hpp"
 #include "cluster/cluster_messages.hpp"
@@ -339,6 +340,8 @@ exposition render_metrics(const admin_state& sh, const metrics_input& in) {
   announce_latency(m, sh);
   udp_datagrams(m, sh);
   http_connections(m, sh);
+  // The network limits (admin/admin_limits.cpp).
+  write_limits(m, sh);
   refusals(m, sh);
   access_list(m, sh);
   bans(m, sh);

@@ -85,16 +85,24 @@ struct admin_config {
   std::size_t max_header_bytes = 8192;
   /// Largest request body; larger gets 413.
   std::size_t max_body_bytes = 16384;
-  /// Deadline for reading a request (and idle keep-alive time) and for
-  /// writing its response.
+  /// Deadline for reading a request on an authenticated connection (and
+  /// its idle keep-alive time) and for writing a response.
   std::chrono::milliseconds io_timeout{10000};
+  /// Deadline for reading a request while the connection has sent no
+  /// authenticated one (new, answered 401, or console files only): idle and
+  /// unauthenticated connections end fast.
+  std::chrono::milliseconds auth_timeout{3000};
   /// How long one swarm / the supervisor may take to answer.
   std::chrono::milliseconds actor_timeout{2000};
   /// Most swarms one list or /metrics request asks (bounds the fan-out).
   std::size_t max_fanout = 10000;
   /// Most peers listed by `GET /api/swarms/<hash>`.
   std::uint32_t max_peers_listed = 200;
-  /// Connections served at once; more are accepted and closed.
+  /// Connections served at once. At the limit a new connection takes the
+  /// slot of one that has sent no authenticated request (the oldest first),
+  /// else of an idle authenticated one; it is closed only when every
+  /// connection has a request with the admin actor. So however many idle or
+  /// unauthenticated connections are open, the operator's gets in.
   std::size_t max_connections = 64;
   /// The node's info_hash access list (`/api/access`); null: the endpoints
   /// answer as for mode off. The ban list is the directory's

@@ -30,6 +30,14 @@ struct admin_state {
   std::atomic<std::uint64_t> ok{0}, client_errors{0}, server_errors{0};
   /// Requests refused for a missing or wrong token (also in client_errors).
   std::atomic<std::uint64_t> unauthorized{0};
+  /// The connection limit (admin/admin_transport.hpp): connections open,
+  /// closed to make room for a new one (never authenticated, or idle), and
+  /// new ones closed at once (every slot busy with a request).
+  std::atomic<std::uint64_t> connections_open{0};
+  std::atomic<std::uint64_t> connections_shed{0};
+  std::atomic<std::uint64_t> connections_refused{0};
+  /// 1 while the limit was met within the last 30 s.
+  std::atomic<bool> connections_reached{false};
 
   /// This node's name: the cluster name (`cluster.node-name`) when
   /// clustered, else the host name.

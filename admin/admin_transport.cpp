@@ -33,7 +33,22 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
         gate_(std::move(gate)),
         handler_(std::move(handler)) {}
 
-  void start() { do_read(); }
+  void start() {
+    state_->connections_open.fetch_add(1, std::memory_order_relaxed);
+    do_read();
+  }
+  ~admin_session() { state_->connections_open.fetch_sub(1, std::memory_order_relaxed); }
+
+  /// How readily this session gives up its slot: 0 never authenticated, 1
+  /// authenticated and waiting for its next request, 2 busy (a request with
+  /// the actor, or a response being written on an authenticated
+  /// connection); `since`: when it began waiting.
+  int shed_rank() const noexcept {
+    if (closed_) return 3;
+    if (!authenticated_) return 0;
+    return reading_ ? 1 : 2;
+  }
+  std::chrono::steady_clock::time_point waiting_since() const noexcept { return since_; }
 
   void close() {
     if (closed_) return;
@@ -50,12 +65,17 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(state_->cfg.max_header_bytes));
     parser_->body_limit(state_->cfg.max_body_bytes);
-    stream_.expires_after(state_->cfg.io_timeout);
+    // Until an authenticated request came, the short deadline: an idle or
+    // unauthenticated connection ends fast.
+    stream_.expires_after(authenticated_ ? state_->cfg.io_timeout : state_->cfg.auth_timeout);
+    reading_ = true;
+    since_ = std::chrono::steady_clock::now();
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&admin_session::on_read, shared_from_this()));
   }
 
   void on_read(beast::error_code ec, std::size_t) {
+    reading_ = false;
     if (closed_) return;
     if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
         ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
@@ -90,6 +110,7 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
       state_->unauthorized.fetch_add(1, std::memory_order_relaxed);
       return respond_error(who.status, who.message, keep_alive_);
     }
+    authenticated_ = true;
     auto job = std::make_shared<admin_job>();
     job->method = std::string(req.method_string());
     job->target = std::string(req.target());
@@ -149,13 +170,17 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
   std::shared_ptr<reply_gate> gate_;
   admin_actor_type handler_;
   std::shared_ptr<admin_session> hold_;
+  std::chrono::steady_clock::time_point since_{};
   bool keep_alive_ = true;
   bool closed_ = false;
+  bool reading_ = false;
+  /// A request with a valid token came on this connection.
+  bool authenticated_ = false;
 };
 
 admin_listener::admin_listener(asio::io_context& ioc, std::shared_ptr<admin_state> state,
                                std::shared_ptr<reply_gate> gate)
-    : state_(std::move(state)), gate_(std::move(gate)), acceptor_(ioc) {}
+    : state_(std::move(state)), tick_(ioc), gate_(std::move(gate)), acceptor_(ioc) {}
 
 admin_listener::~admin_listener() = default;
 
@@ -182,11 +207,46 @@ std::uint16_t admin_listener::open() {
 void admin_listener::start(admin_actor_type handler) {
   handler_ = std::move(handler);
   do_accept();
+  tick();
+}
+
+void admin_listener::tick() {
+  constexpr auto quiet = std::chrono::seconds(30);
+  if (state_->connections_reached.load(std::memory_order_relaxed) &&
+      std::chrono::steady_clock::now() - last_full_ >= quiet &&
+      state_->connections_reached.exchange(false, std::memory_order_relaxed))
+    spdlog::info("admin: connections back under admin.max-connections ({}) for {} s",
+                 state_->cfg.max_connections, quiet.count());
+  tick_.expires_after(std::chrono::seconds(1));
+  tick_.async_wait([this](beast::error_code ec) {
+    if (!ec && acceptor_.is_open()) tick();
+  });
+}
+
+bool admin_listener::shed_one() {
+  std::shared_ptr<admin_session> victim;
+  int best_rank = 2;
+  std::chrono::steady_clock::time_point best_since{};
+  for (auto& w : sessions_) {
+    auto s = w.lock();
+    if (!s) continue;
+    const int rank = s->shed_rank();
+    if (rank >= 2) continue;
+    if (!victim || rank < best_rank || (rank == best_rank && s->waiting_since() < best_since)) {
+      victim = std::move(s);
+      best_rank = rank;
+      best_since = victim->waiting_since();
+    }
+  }
+  if (!victim) return false;
+  victim->close();
+  return true;
 }
 
 void admin_listener::close() {
   beast::error_code ec;
   acceptor_.close(ec);
+  tick_.cancel();
   for (auto& w : sessions_)
     if (auto s = w.lock()) s->close();
   sessions_.clear();
@@ -201,7 +261,29 @@ void admin_listener::do_accept() {
       sessions_.erase(std::remove_if(sessions_.begin(), sessions_.end(),
                                      [](const auto& w) { return w.expired(); }),
                       sessions_.end());
-      if (sessions_.size() >= state_->cfg.max_connections) {
+      bool admit = true;
+      // Closed sessions linger until their aborted operations complete:
+      // only open ones take a slot.
+      const auto open = static_cast<std::size_t>(
+          std::count_if(sessions_.begin(), sessions_.end(), [](const auto& w) {
+            auto s = w.lock();
+            return s && s->shed_rank() < 3;
+          }));
+      if (open >= state_->cfg.max_connections) {
+        last_full_ = std::chrono::steady_clock::now();
+        if (!state_->connections_reached.exchange(true, std::memory_order_relaxed))
+          spdlog::warn("admin: admin.max-connections ({}) reached: connections that sent no "
+                       "authenticated request (the oldest first), then idle ones, make room "
+                       "for new ones",
+                       state_->cfg.max_connections);
+        admit = shed_one();
+        if (admit) {
+          state_->connections_shed.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          state_->connections_refused.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+      if (!admit) {
         beast::error_code ignored;
         socket.close(ignored);
       } else {

@@ -2,10 +2,13 @@
 /// The admin API's HTTP/1.1 transport: a Beast listener and one session per
 /// connection, all on the admin server's one I/O thread.
 ///
-///   accept ─▶ over admin.max-connections? ─▶ close at once
-///      │
-///   session: read one request (deadline io_timeout; fresh parser with the
-///   header and body limits)
+///   accept ─▶ at admin.max-connections? ─▶ shed one: never authenticated
+///      │                                    (oldest first), else idle
+///      │                                    authenticated; none ─▶ close
+///      │                                    the new one at once
+///   session: read one request (deadline auth_timeout until an authenticated
+///   request came, then io_timeout; fresh parser with the header and body
+///   limits)
 ///      ├─ end of stream, timeout, reset ─────────────────▶ close
 ///      ├─ body 413 · headers 431 · malformed 400 · target 414 ─▶ answer, close
 ///      ├─ console file (admin/admin_assets.hpp) ─────────▶ answer, no token
@@ -15,6 +18,12 @@
 ///
 /// One request per connection at a time (no pipelining: admin traffic is
 /// tiny); while its job is with the actor the session reads nothing.
+///
+/// Why the operator always gets in: idle and unauthenticated connections
+/// hold a slot for auth_timeout at most, and a new connection takes the
+/// slot of the oldest of them, so a flood of such connections only churns
+/// among itself; a connection is refused only while every slot serves an
+/// authenticated request.
 
 #include <cstdint>
 #include <memory>
@@ -26,6 +35,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <caf/actor.hpp>
 
 #include "admin/admin_job.hpp"
@@ -79,8 +89,14 @@ class admin_listener {
 
  private:
   void do_accept();
+  /// Makes room for a new connection; false when every slot is busy.
+  bool shed_one();
+  /// Ends the limit's "reached" state after a quiet time (every second).
+  void tick();
 
   std::shared_ptr<admin_state> state_;
+  boost::asio::steady_timer tick_;
+  std::chrono::steady_clock::time_point last_full_{};
   std::shared_ptr<reply_gate> gate_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::vector<std::weak_ptr<admin_session>> sessions_;

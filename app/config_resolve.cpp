@@ -175,6 +175,7 @@ std::string resolve_http(reader& r, http_server_config& h, std::size_t usable_cp
   h.write_timeout = r.millis("http.write-timeout");
   h.max_pipeline = r.count<std::size_t>("http.max-pipeline");
   h.max_connections = r.count<std::size_t>("http.max-connections");
+  h.max_connections_per_address = r.count<std::size_t>("http.max-connections-per-address");
   std::vector<address_block> blocks;
   for (const auto& text : r.strings("http.trusted-proxies")) {
     if (auto b = address_block::parse(text))
@@ -225,6 +226,9 @@ void resolve_gateway(reader& r, gateway_config& g) {
   g.max_scrape_hashes = r.count<std::size_t>("tracker.max-scrape-hashes");
   g.new_swarm_burst = r.count<std::uint32_t>("gateway.new-swarm-burst");
   g.new_swarms_per_minute = static_cast<double>(r.integer("gateway.new-swarms-per-minute"));
+  g.request_burst = r.count<std::uint32_t>("gateway.request-burst");
+  g.requests_per_second = static_cast<double>(r.integer("gateway.requests-per-second"));
+  g.rate_limit_addresses = r.count<std::size_t>("gateway.rate-limit-addresses");
   if (r.report().empty()) add_validation(r.report(), "[gateway] ", g.validate());
 }
 
@@ -379,6 +383,9 @@ void resolve_admin(reader& r, bool& enabled, admin_config& ad) {
   enabled = ad.port != 0;
   ad.bind = r.string("admin.bind");
   check_address(r.report(), "admin.bind", ad.bind);
+  ad.max_connections = r.count<std::size_t>("admin.max-connections");
+  ad.auth_timeout = r.millis("admin.auth-timeout");
+  ad.io_timeout = r.millis("admin.io-timeout");
   ad.token = r.string("admin.token");
   const auto token_file = r.string("admin.token-file");
   if (!token_file.empty()) {

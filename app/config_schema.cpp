@@ -122,13 +122,21 @@ std::vector<option_def> option_table() {
               "longest announce/scrape query string accepted by the parser (a bencoded failure "
               "beyond)"),
       duration("http", "read-timeout", 15s, 10ms, one_day,
-               "deadline for reading a request, and idle time before a keep-alive connection is "
-               "closed"),
+               "deadline for reading a request, counted from when the server starts waiting for "
+               "it (a keep-alive connection's idle time included): one deadline per request, so "
+               "a client trickling its request a byte at a time holds a slot no longer"),
       duration("http", "write-timeout", 15s, 10ms, one_day, "deadline for writing responses"),
       integer("http", "max-pipeline", 16, 1, 1024,
               "requests in flight per connection (HTTP pipelining); reading pauses beyond"),
       integer("http", "max-connections", 10000, 1, 10000000,
-              "connections served at once; more are accepted and closed at once"),
+              "connections served at once; at the limit a new connection takes the slot of the "
+              "one waiting longest for its next request (idle keep-alive, or slow to send it), "
+              "and is closed at once only while every connection is busy"),
+      integer_or("http", "max-connections-per-address", 500, 0, 1, 10000000,
+                 "connections one address (an IPv6 /64) may hold; more are closed at once; 0: no "
+                 "cap. Trusted proxies are exempt (their idle connections are shed at the total "
+                 "like any other). 5% of the default total: a CGNAT address shared by a few "
+                 "hundred subscribers, each client with a keep-alive connection, stays under it"),
       text_list("http", "trusted-proxies",
                 "proxies (addresses or CIDR blocks) whose X-Forwarded-For / X-Real-IP are "
                 "believed, e.g. [\"127.0.0.1\", \"10.0.0.0/8\"]"),
@@ -168,6 +176,19 @@ std::vector<option_def> option_table() {
               "notice)"),
       integer("gateway", "new-swarms-per-minute", 60, 1, 1000000,
               "new torrents one address may create per minute once its burst is spent"),
+      // [gateway] the request rate of each address
+      integer("gateway", "request-burst", 5000, 1, 100000000,
+              "requests (announces, scrapes, UDP connects) one address (an IPv6 /64) may send at "
+              "once: a client starting with 5,000 torrents"),
+      integer_or("gateway", "requests-per-second", 500, 0, 1, 100000000,
+                 "requests one address may send per second once its burst is spent; beyond, "
+                 "HTTP gets a failure with 'retry in', a UDP announce or scrape an error packet, "
+                 "a UDP connect nothing; 0: no limit (load generators on one address). 500 a "
+                 "second are 900,000 per 30-minute interval: no address of real clients, a "
+                 "thousand behind one CGNAT address included, comes near it"),
+      integer("gateway", "rate-limit-addresses", 131072, 64, 1 << 26,
+              "addresses whose request rate is remembered (about 64 bytes each); an address "
+              "forgotten starts again with a full burst, as a new one would"),
       integer("caps", "max-swarms", 1000000, 1, 1000000000,
               "most swarms this node holds; a new torrent beyond gets a failure with 'retry in', "
               "existing swarms are served"),
@@ -352,6 +373,18 @@ std::vector<option_def> option_table() {
              "or shown)"),
       text("admin", "metrics-token-file", "",
            "file holding the metrics token (first line; beats admin.metrics-token)"),
+      // [admin] connections
+      integer("admin", "max-connections", 64, 1, 100000,
+              "admin connections served at once; at the limit a new one takes the slot of a "
+              "connection that has not sent an authenticated request (the oldest first), then "
+              "of an idle authenticated one, so the operator with a token always gets in"),
+      duration("admin", "auth-timeout", 3s, 10ms, 1h,
+               "deadline for a connection's request while it has sent no authenticated one (a "
+               "new connection, one answered 401 or only console files): idle and "
+               "unauthenticated connections end fast; admin.io-timeout applies after"),
+      duration("admin", "io-timeout", 10s, 10ms, one_day,
+               "deadline for reading a request on an authenticated connection (its idle "
+               "keep-alive time included) and for writing a response"),
       // [cluster]
       integer("cluster", "port", 0, 0, 65535,
               "TCP port of the cluster (CAF middleman over TLS); 0: no cluster"),

@@ -7,51 +7,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include "net/address_key.hpp"
 #include "net/creation_budget.hpp"
+#include "net/limit_latch.hpp"
 #include "tracker/access_list.hpp"
 #include "tracker/node_census.hpp"
 #include "runtime/directory.hpp"
 
 namespace sk {
-
-std::string_view to_string(transport t) noexcept { return t == transport::udp ? "udp" : "http"; }
-
-std::string_view refusal_text(gateway_refusal r) noexcept {
-  switch (r) {
-    case gateway_refusal::denied:
-      return "torrent not allowed on this tracker";
-    case gateway_refusal::overloaded:
-      return "tracker busy, retry later";
-    case gateway_refusal::swarm_unavailable:
-      return "swarm busy, retry later";
-    case gateway_refusal::timeout:
-      return "timed out, retry later";
-    case gateway_refusal::shutting_down:
-      return "shutting down, retry later";
-    case gateway_refusal::swarm_limit:
-      return "tracker full: no new torrents now, retry later";
-    case gateway_refusal::new_swarm_budget:
-      return "too many new torrents from your address, retry later";
-    case gateway_refusal::peer_limit:
-      return "tracker full: no new peers now, retry later";
-    case gateway_refusal::swarm_full:
-      return "swarm full: no new peers now, retry later";
-  }
-  return "tracker busy, retry later";
-}
-
-std::string gateway_config::validate() const {
-  if (request_timeout.count() <= 0) return "request timeout must be positive";
-  if (max_in_flight == 0) return "max in flight must be at least 1";
-  if (retry_in_minutes < 1) return "retry in must be at least 1 minute";
-  if (max_numwant < 0) return "max numwant must not be negative";
-  if (max_scrape_hashes == 0) return "max scrape hashes must be at least 1";
-  if (new_swarm_burst == 0) return "new swarm burst must be at least 1";
-  if (!(new_swarms_per_minute > 0)) return "new swarms per minute must be positive";
-  if (new_swarm_addresses < creation_budget::stripes)
-    return "new swarm addresses must be at least " + std::to_string(creation_budget::stripes);
-  return {};
-}
 
 namespace {
 
@@ -73,6 +36,9 @@ struct atomic_counters {
   std::atomic<std::uint64_t> shutting_down{0};
   std::atomic<std::uint64_t> rerouted{0};
   std::atomic<std::uint64_t> capped{0};
+  std::atomic<std::uint64_t> rate_limited_announces{0};
+  std::atomic<std::uint64_t> rate_limited_scrapes{0};
+  std::atomic<std::uint64_t> rate_limited_connects{0};
 };
 
 /// The directory as a locator.
@@ -142,7 +108,11 @@ struct gateway::state {
         cfg(std::move(c)),
         access(std::move(a)),
         census(n ? std::move(n) : std::make_shared<node_census>()),
-        budget(cfg.new_swarm_burst, cfg.new_swarms_per_minute, cfg.new_swarm_addresses) {}
+        budget(cfg.new_swarm_burst, cfg.new_swarms_per_minute, cfg.new_swarm_addresses) {
+    if (cfg.requests_per_second > 0)
+      rate = std::make_unique<address_buckets>(cfg.request_burst, cfg.requests_per_second,
+                                               cfg.rate_limit_addresses, rate_limit_stripes);
+  }
 
   swarm_locator& locator;
   const gateway_config cfg;
@@ -155,6 +125,27 @@ struct gateway::state {
   /// When the budget last refused anybody (steady_clock ticks): the sweep
   /// clears the "reached" state after a refill time without a refusal.
   std::atomic<steady::rep> last_budget_refusal{0};
+  /// Each address's request rate (null: no limit). Every request takes a
+  /// stripe's mutex: 64 stripes keep the transports' threads apart.
+  std::unique_ptr<address_buckets> rate;
+  /// Reached while an address was refused within the last refill time.
+  limit_latch rate_reached;
+
+  /// Takes a token of `source`'s rate; false (and the log line when the
+  /// limit is first reached) when none is left.
+  bool take_rate(transport via, const ip_address& source, std::atomic<std::uint64_t>& refused) {
+    if (!rate) return true;
+    const auto now = steady::now();
+    if (rate->take(source, now)) return true;
+    bump(refused);
+    if (rate_reached.hit(now))
+      spdlog::warn("request rate limit reached: {} sent more than {} requests at once ({} per "
+                   "second after that, gateway.request-burst / gateway.requests-per-second; "
+                   "first refused over {}); its requests refused with 'retry in' until its rate "
+                   "drops",
+                   subscriber_text(source), rate->burst(), rate->per_second(), to_string(via));
+    return false;
+  }
   /// Stable addresses: lanes are added before traffic, never removed.
   std::deque<gateway_lane> lanes;
   std::array<atomic_counters, transport_count> counters;
@@ -197,6 +188,8 @@ struct gateway_detail {
       case gateway_refusal::swarm_full:
         bump(c.capped);
         break;
+      case gateway_refusal::rate_limited:
+        break;  // counted where it was refused
     }
     r.on_refusal(why, retryable(why) ? st.cfg.retry_in_minutes : 0);
   }
@@ -451,6 +444,13 @@ void gateway::announce(std::size_t lane, transport via, announce_request&& reque
                        std::shared_ptr<announce_reply> reply) {
   state& st = *state_;
   auto& c = st.count(via);
+  // The address's rate first: a flood costs one bucket lookup per request.
+  if (!st.take_rate(via, source, c.rate_limited_announces)) {
+    reply->via_ = via;
+    reply->settled_.store(true, std::memory_order_relaxed);
+    reply->on_refusal(gateway_refusal::rate_limited, st.cfg.retry_in_minutes);
+    return;
+  }
   // Before routing: a refused hash never reaches the directory, so it never
   // spawns a swarm. Mode off: one relaxed load.
   if (st.access && !st.access->allowed(request.hash)) {
@@ -475,8 +475,14 @@ void gateway::announce(std::size_t lane, transport via, announce_request&& reque
 }
 
 void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> hashes,
-                     std::shared_ptr<scrape_reply> reply) {
+                     const ip_address& source, std::shared_ptr<scrape_reply> reply) {
   state& st = *state_;
+  if (!st.take_rate(via, source, st.count(via).rate_limited_scrapes)) {
+    reply->via_ = via;
+    reply->settled_.store(true, std::memory_order_relaxed);
+    reply->on_refusal(gateway_refusal::rate_limited, st.cfg.retry_in_minutes);
+    return;
+  }
   if (!gateway_detail::admit(st, reply, lane, via)) return;
   bump(st.count(via).scrapes);
   auto f = std::make_shared<scrape_fanin>();
@@ -510,8 +516,23 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
   f->done_one();
 }
 
+bool gateway::take_connect_token(transport via, const ip_address& source) {
+  state& st = *state_;
+  return st.take_rate(via, source, st.count(via).rate_limited_connects);
+}
+
+const address_buckets* gateway::rate_limit() const noexcept { return state_->rate.get(); }
+
+bool gateway::rate_limit_reached() const noexcept { return state_->rate_reached.reached(); }
+
 void gateway::sweep(std::size_t lane, std::chrono::steady_clock::time_point now) {
   state& st = *state_;
+  // The rate limit's "reached" state clears after a refill time without a
+  // refusal (a clock-free sweep, `now` zero, never clears it).
+  if (st.rate && now != steady::time_point{} &&
+      st.rate_reached.settle(now, st.rate->refill_time()))
+    spdlog::info("request rate limit cleared: no address refused for {} s",
+                 std::chrono::duration_cast<std::chrono::seconds>(st.rate->refill_time()).count());
   // The budget's "reached" state clears after a refill time without a
   // refusal (one relaxed load while it is not reached).
   if (st.census->reached(node_cap::new_swarm_budget) != 0) {
@@ -569,6 +590,9 @@ gateway_counters gateway::counters(transport via) const noexcept {
   out.shutting_down = ld(c.shutting_down);
   out.rerouted = ld(c.rerouted);
   out.capped = ld(c.capped);
+  out.rate_limited_announces = ld(c.rate_limited_announces);
+  out.rate_limited_scrapes = ld(c.rate_limited_scrapes);
+  out.rate_limited_connects = ld(c.rate_limited_connects);
   return out;
 }
 

@@ -6,6 +6,7 @@
 ///   transport, I/O thread k                gateway (same thread)            swarm actor
 ///   ─────────────────────────             ───────────────────────          ─────────────────
 ///   read, parse in protocol/ ──▶ announce(lane k, transport, request, source address, reply)
+///                                  the address's request rate ─over─▶ rate_limited
 ///                                  access list ─refused─▶ reply.on_refusal(denied)
 ///                                  trusted address (the `ip` the client claims, per transport)
 ///                                  admission (lane k's requests in flight) ─full─▶ overloaded
@@ -67,6 +68,7 @@
 namespace sk {
 
 class access_control;
+class address_buckets;
 class node_census;
 
 /// A section threads enter while something stays usable, and that can be
@@ -118,6 +120,7 @@ enum class gateway_refusal : std::uint8_t {
   new_swarm_budget,  ///< the address created its budget of new swarms
   peer_limit,        ///< the node holds `caps.max-peers` peers: no new peer
   swarm_full,        ///< the swarm holds `tracker.max-peers-per-swarm` peers
+  rate_limited,      ///< the address sent more requests than its rate allows
 };
 
 /// The refusal texts, written once for both transports. Each fits in a UDP
@@ -141,6 +144,9 @@ class swarm_locator {
   /// The owner of `h` if it exists (scrapes must not create swarms).
   virtual swarm_interface find(const info_hash& h) = 0;
 };
+
+/// Stripes of the request rate limit's table (each a mutex).
+constexpr std::size_t rate_limit_stripes = 64;
 
 /// Settings of the gateway: everything about a request that does not
 /// depend on the transport it came in on (section `[gateway]` of the config,
@@ -174,6 +180,20 @@ struct gateway_config {
   /// Addresses whose budget is remembered (bounds its memory; an address
   /// forgotten starts again with a full budget).
   std::size_t new_swarm_addresses = 65536;
+  /// Requests (announces, scrapes, UDP connects) one address (an IPv6 /64)
+  /// may send at once, and how many more per second
+  /// (net/address_buckets.hpp); `requests_per_second` 0: no limit. Sized so
+  /// that no address of real clients ever meets it: 500 a second are
+  /// 900,000 requests per 30-minute interval, more than the
+  /// announces of a thousand subscribers behind one CGNAT address with a
+  /// hundred torrents each, connects included; 5,000 at once is a client
+  /// starting with 5,000 torrents.
+  std::uint32_t request_burst = 5000;
+  double requests_per_second = 500;
+  /// Addresses whose request rate is remembered (bounds its memory: ~64
+  /// bytes each; an address forgotten starts again with a full bucket, as a
+  /// new one would).
+  std::size_t rate_limit_addresses = 131072;
 
   /// The parser limits of a transport whose own length limit (HTTP query,
   /// UDP URL data) is `max_length`: the numwant and scrape limits above, so
@@ -206,6 +226,11 @@ struct gateway_counters {
   /// Announces refused at a cap (any of the four; the node's census counts
   /// them by cap).
   std::uint64_t capped = 0;
+  /// Requests over their address's rate: announces and scrapes (refused
+  /// with `rate_limited`) and UDP connects (dropped by the transport).
+  std::uint64_t rate_limited_announces = 0;
+  std::uint64_t rate_limited_scrapes = 0;
+  std::uint64_t rate_limited_connects = 0;
 };
 
 /// One request in flight. Transports derive their reply objects from it;
@@ -288,10 +313,21 @@ class gateway {
   void announce(std::size_t lane, transport via, announce_request&& request,
                 const ip_address& source, bool own_family_only,
                 std::shared_ptr<announce_reply> reply);
-  /// Takes one scrape: one answer per hash, in the given order (duplicates
-  /// kept). Never creates a swarm.
+  /// Takes one scrape from `source`: one answer per hash, in the given
+  /// order (duplicates kept). Never creates a swarm.
   void scrape(std::size_t lane, transport via, std::vector<info_hash> hashes,
-              std::shared_ptr<scrape_reply> reply);
+              const ip_address& source, std::shared_ptr<scrape_reply> reply);
+
+  /// Takes one token of `source`'s request rate for a request the gateway
+  /// never sees (a UDP connect); false (counted, and the limit's log line
+  /// once per episode) when it has none. Always true without a limit.
+  /// Any thread.
+  bool take_connect_token(transport via, const ip_address& source);
+  /// The request rate limit (null: none).
+  const address_buckets* rate_limit() const noexcept;
+  /// True while an address was refused for its rate within the last refill
+  /// time (the limit's "reached" state).
+  bool rate_limit_reached() const noexcept;
 
   /// Hands the tickets lane `lane` collected since the last flush to their
   /// swarms (one message to the lane's dispatcher). Call at the end of each

@@ -4,8 +4,10 @@
 
 #include "net/http/http_lane.hpp"
 
+#include <algorithm>
 #include <utility>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
 #include "net/http/http_session.hpp"
@@ -19,9 +21,60 @@ namespace asio = boost::asio;
 std::pair<http_context::registry::iterator, bool> http_context::add(
     const std::shared_ptr<http_session>& s) {
   std::lock_guard<std::mutex> lock{mutex};
-  sessions.push_front(s);
+  sessions.push_front(registry_entry{s, &s->waiting_since()});
   session_count.fetch_add(1, std::memory_order_relaxed);
   return {sessions.begin(), draining};
+}
+
+// -- shedding -------------------------------------------------------------------
+
+void http_context::refill_shed_queue() {
+  // One walk over the registry finds a batch of victims, so a flood at the
+  // total costs a walk per batch, not per connection. A victim that became
+  // busy meanwhile is skipped when its turn comes (and again on its thread).
+  std::vector<std::pair<std::int64_t, std::weak_ptr<http_session>>> waiting;
+  {
+    std::lock_guard<std::mutex> lock{mutex};
+    if (draining) return;
+    for (const auto& e : sessions) {
+      const std::int64_t since = e.waiting_since->load(std::memory_order_relaxed);
+      if (since != http_session::busy_mark) waiting.emplace_back(since, e.session);
+    }
+  }
+  const std::size_t batch =
+      std::min(waiting.size(), std::max<std::size_t>(32, cfg.max_connections / 64));
+  // The `batch` that waited longest, the longest last (taken from the back).
+  std::partial_sort(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(batch),
+                    waiting.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  shed_queue_.clear();
+  for (std::size_t i = batch; i-- > 0;) shed_queue_.push_back(std::move(waiting[i].second));
+  // The weak references of the rest die here, outside the registry's lock.
+}
+
+bool http_context::shed_one() {
+  for (int pass = 0; pass < 2; ++pass) {
+    while (!shed_queue_.empty()) {
+      std::shared_ptr<http_session> s = shed_queue_.back().lock();
+      shed_queue_.pop_back();
+      if (s && s->waiting_since().load(std::memory_order_relaxed) != http_session::busy_mark) {
+        s->shed();
+        return true;
+      }
+    }
+    if (pass == 0) refill_shed_queue();
+  }
+  return false;
+}
+
+void http_context::settle(std::chrono::steady_clock::time_point now) {
+  if (per_address_reached.settle(now, limit_quiet))
+    spdlog::info("http: connections per address back under http.max-connections-per-address "
+                 "({}): none refused for {} s",
+                 cfg.max_connections_per_address, limit_quiet.count());
+  if (total_reached.settle(now, limit_quiet))
+    spdlog::info("http: connections back under http.max-connections ({}): none shed or refused "
+                 "for {} s",
+                 cfg.max_connections, limit_quiet.count());
 }
 
 void http_context::remove(registry::iterator pos) {
@@ -40,7 +93,9 @@ void http_lane::start_sweeping() {
   timer_->expires_after(gw_.sweep_period());
   timer_->async_wait([this](const boost::system::error_code& ec) {
     if (ec == asio::error::operation_aborted) return;
-    gw_.sweep(lane_, std::chrono::steady_clock::now());
+    const auto now = std::chrono::steady_clock::now();
+    gw_.sweep(lane_, now);
+    if (on_tick) on_tick(now);
     start_sweeping();
   });
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -16,9 +17,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "net/connection_slots.hpp"
 #include "net/gateway.hpp"
 #include "net/http/http_server.hpp"
 #include "net/latency_histogram.hpp"
+#include "net/limit_latch.hpp"
 
 namespace sk {
 
@@ -74,6 +77,9 @@ class http_lane {
   boost::asio::io_context& ioc() noexcept { return ioc_; }
   /// Starts the periodic sweep of overdue requests (on I/O thread k).
   void start_sweeping();
+  /// Also run by the sweep's timer, when set (lane 0: the connection
+  /// limits' quiet time). Set before start_sweeping().
+  std::function<void(std::chrono::steady_clock::time_point)> on_tick;
   /// Flushes the gateway lane once the handlers already queued on this
   /// thread ran (one message per event-loop round). I/O thread k only.
   void schedule_flush();
@@ -100,7 +106,10 @@ class http_lane {
 /// State shared by the server and all its sessions.
 struct http_context {
   http_context(const http_server_config& c, gateway& g)
-      : cfg(c), gw(g), limits(g.config().parse_limits(c.max_query_length)) {}
+      : cfg(c),
+        gw(g),
+        limits(g.config().parse_limits(c.max_query_length)),
+        per_address(c.max_connections_per_address) {}
 
   const http_server_config cfg;
   gateway& gw;
@@ -111,8 +120,15 @@ struct http_context {
   /// False once the server stops accepting: /health answers 503.
   std::atomic<bool> serving{false};
 
-  // -- session registry (drain needs to reach every open connection) --------
-  using registry = std::list<std::weak_ptr<http_session>>;
+  // -- session registry (drain and shedding reach every open connection) ----
+  /// A session and when it began waiting for its next request (its
+  /// `waiting_since`; readable under `mutex`: a session leaves the registry
+  /// in its destructor's body, before its members die).
+  struct registry_entry {
+    std::weak_ptr<http_session> session;
+    const std::atomic<std::int64_t>* waiting_since = nullptr;
+  };
+  using registry = std::list<registry_entry>;
   std::mutex mutex;
   std::condition_variable all_closed;
   registry sessions;      ///< guarded by mutex
@@ -122,6 +138,31 @@ struct http_context {
   /// Registers `s`; returns its registry position and whether it must drain.
   std::pair<registry::iterator, bool> add(const std::shared_ptr<http_session>& s);
   void remove(registry::iterator pos);
+
+  // -- connection limits (net/connection_slots.hpp) ----------------------------
+  /// Connections per address (trusted proxies are not counted).
+  connection_slots per_address;
+  std::atomic<std::uint64_t> refused_per_address{0};
+  std::atomic<std::uint64_t> refused_total{0};
+  std::atomic<std::uint64_t> shed_idle{0};
+  std::atomic<std::uint64_t> shed_slow{0};
+  limit_latch per_address_reached;
+  limit_latch total_reached;
+  /// How long a limit stays "reached" after its last refusal or shed.
+  static constexpr std::chrono::seconds limit_quiet{30};
+
+  /// At the total: asks the session that has waited longest for its next
+  /// request (idle or slow; never one that owes a response) to close, and
+  /// true; false when every session is busy. Accepting thread only.
+  bool shed_one();
+  /// Ends the limits' "reached" states after `limit_quiet` (any thread).
+  void settle(std::chrono::steady_clock::time_point now);
+
+ private:
+  /// The next sessions to shed, the longest waiting last (accepting
+  /// thread only); refilled by one walk over the registry when empty.
+  std::vector<std::weak_ptr<http_session>> shed_queue_;
+  void refill_shed_queue();
 };
 
 /// The gateway's answer to one announce of `session` (its slot `tag`),

@@ -14,6 +14,7 @@
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 
+#include "net/address_key.hpp"
 #include "net/http/http_session.hpp"
 
 namespace sk {
@@ -109,16 +110,50 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
       });
       return;
     }
-    if (ctx_.session_count.load(std::memory_order_relaxed) >= ctx_.cfg.max_connections) {
-      spdlog::debug("http accept: connection limit {} reached, closing", ctx_.cfg.max_connections);
-      beast::error_code ignored;
-      socket.close(ignored);
-    } else {
-      auto session = std::make_shared<http_session>(std::move(socket), peer_, ctx_, lane_);
-      auto [pos, drain_now] = ctx_.add(session);
-      session->start(pos, drain_now);
-    }
+    admit(std::move(socket));
     do_accept();
+  }
+
+  /// The connection limits: the address's cap (trusted proxies exempt),
+  /// then the total, where a waiting connection is shed for the new one.
+  void admit(http_session::socket_type&& socket) {
+    const ip_address peer = to_ip_address(peer_.address());
+    const auto now = std::chrono::steady_clock::now();
+    connection_slots::ticket slot;
+    if (!ctx_.cfg.proxies.contains(peer)) {
+      slot = ctx_.per_address.open(peer);
+      if (!slot.held) {
+        ctx_.refused_per_address.fetch_add(1, std::memory_order_relaxed);
+        if (ctx_.per_address_reached.hit(now))
+          spdlog::warn("http: {} holds http.max-connections-per-address ({}) connections; its "
+                       "further connections are closed at once",
+                       subscriber_text(peer), ctx_.cfg.max_connections_per_address);
+        refuse(socket);
+        return;
+      }
+    }
+    if (ctx_.session_count.load(std::memory_order_relaxed) >= ctx_.cfg.max_connections) {
+      const bool shed = ctx_.shed_one();
+      if (ctx_.total_reached.hit(now))
+        spdlog::warn("http: http.max-connections ({}) reached: the connections waiting longest "
+                     "for a request (idle, slow) make room for new ones; new connections are "
+                     "closed only while every one is busy",
+                     ctx_.cfg.max_connections);
+      if (!shed) {
+        ctx_.refused_total.fetch_add(1, std::memory_order_relaxed);
+        ctx_.per_address.close(slot);
+        refuse(socket);
+        return;
+      }
+    }
+    auto session = std::make_shared<http_session>(std::move(socket), peer_, ctx_, lane_, slot);
+    auto [pos, drain_now] = ctx_.add(session);
+    session->start(pos, drain_now);
+  }
+
+  static void refuse(http_session::socket_type& socket) {
+    beast::error_code ignored;
+    socket.close(ignored);
   }
 
   http_context& ctx_;
@@ -215,6 +250,9 @@ void http_server::start() {
   m.ctx.serving = true;
   m.accepting = true;
   for (auto& l : m.listeners) l->run();
+  m.ctx.lanes.front()->on_tick = [ctx = &m.ctx](std::chrono::steady_clock::time_point now) {
+    ctx->settle(now);
+  };
   for (auto& lane : m.ctx.lanes)
     asio::post(lane->ioc(), [raw = lane.get()] { raw->start_sweeping(); });
   for (std::size_t i = 0; i < n; ++i) {
@@ -256,7 +294,7 @@ bool http_server::drain(std::chrono::steady_clock::duration timeout) {
   {
     std::lock_guard<std::mutex> lock{m.ctx.mutex};
     m.ctx.draining = true;
-    snapshot.assign(m.ctx.sessions.begin(), m.ctx.sessions.end());
+    for (const auto& e : m.ctx.sessions) snapshot.push_back(e.session);
   }
   for (auto& w : snapshot)
     if (auto s = w.lock()) s->drain();
@@ -280,6 +318,22 @@ std::size_t http_server::connection_count() const noexcept {
   return impl_->ctx.session_count.load(std::memory_order_relaxed);
 }
 
+http_connection_limits http_server::connection_limits() const {
+  const http_context& c = impl_->ctx;
+  http_connection_limits l;
+  l.refused_per_address = c.refused_per_address.load(std::memory_order_relaxed);
+  l.refused_total = c.refused_total.load(std::memory_order_relaxed);
+  l.shed_idle = c.shed_idle.load(std::memory_order_relaxed);
+  l.shed_slow = c.shed_slow.load(std::memory_order_relaxed);
+  l.addresses = c.per_address.addresses();
+  l.busiest = c.per_address.busiest();
+  l.per_address_reached = c.per_address_reached.reached();
+  l.total_reached = c.total_reached.reached();
+  return l;
+}
+
+const http_server_config& http_server::config() const noexcept { return impl_->ctx.cfg; }
+
 const char* to_string(http_outcome o) noexcept {
   switch (o) {
     case http_outcome::announce_ok:
@@ -302,6 +356,8 @@ const char* to_string(http_outcome o) noexcept {
       return "method_not_allowed";
     case http_outcome::health:
       return "health";
+    case http_outcome::rate_limited:
+      return "rate_limited";
   }
   return "unknown";
 }

@@ -51,14 +51,27 @@ enum class http_outcome : std::uint8_t {
   not_found,          ///< unknown path
   method_not_allowed,
   health,             ///< /health
+  rate_limited,       ///< an announce or scrape over its address's request rate
 };
-constexpr std::size_t http_outcome_count = 10;
+constexpr std::size_t http_outcome_count = 11;
 /// Label value: "announce_ok", "announce_refused", ...
 const char* to_string(http_outcome o) noexcept;
 
 /// Per-outcome counts, summed over the I/O threads.
 struct http_counters {
   std::uint64_t by_outcome[http_outcome_count] = {};
+};
+
+/// The connection limits at work (any thread; each figure exact on its own).
+struct http_connection_limits {
+  std::uint64_t refused_per_address = 0;  ///< closed at once: the address held its cap
+  std::uint64_t refused_total = 0;        ///< closed at once: at the total, nothing to shed
+  std::uint64_t shed_idle = 0;   ///< closed for a new one: waiting for its next request
+  std::uint64_t shed_slow = 0;   ///< ... part of a request received, the rest still missing
+  std::size_t addresses = 0;     ///< addresses holding connections now
+  std::size_t busiest = 0;       ///< the most connections one address holds now
+  bool per_address_reached = false;  ///< an address was refused within the quiet time
+  bool total_reached = false;        ///< the total was reached within the quiet time
 };
 
 /// What the HTTP transport itself does: listening, threads, HTTP parsing
@@ -81,17 +94,32 @@ struct http_server_config {
   /// Longest announce/scrape query string the parser accepts (a bencoded
   /// failure beyond); the parser's other limits are the gateway's.
   std::size_t max_query_length = 6144;
-  /// Deadline for reading one request (and for an idle keep-alive
-  /// connection to send its next one).
+  /// Deadline for reading one request, counted from when the server
+  /// starts waiting for it (an idle keep-alive connection's wait included):
+  /// one absolute deadline per request, so a client trickling a byte at a
+  /// time holds its slot no longer than this.
   std::chrono::milliseconds read_timeout{15000};
   /// Deadline for writing one batch of responses.
   std::chrono::milliseconds write_timeout{15000};
   /// Requests one connection may have in flight (HTTP pipelining); reading
   /// pauses while this many responses are pending.
   std::size_t max_pipeline = 16;
-  /// Connections served at once; further connections are accepted and closed
-  /// at once (keeps file descriptors and memory bounded).
+  /// Connections served at once (keeps file descriptors and memory
+  /// bounded). At the limit a new connection takes the slot of the one that
+  /// has waited longest for its next request — idle keep-alive connections
+  /// and slow ones still sending theirs — and is closed at once only when
+  /// every connection is busy (requests in flight or responses being
+  /// written). The total may pass the limit by the connections being shed at
+  /// that moment.
   std::size_t max_connections = 10000;
+  /// Connections one address (an IPv6 /64) may hold at once; more are
+  /// closed at once (0: no cap). Trusted proxies are exempt: they carry many
+  /// clients, and their idle connections are shed like any other at the
+  /// total. 500 (5% of the default total): a CGNAT address shared by a few
+  /// hundred subscribers, each client keeping a keep-alive connection, stays
+  /// under it; twenty addresses are needed to fill the total, and then
+  /// idle ones give way to new connections.
+  std::size_t max_connections_per_address = 500;
   /// Peers whose forwarding headers (X-Forwarded-For, X-Real-IP) are
   /// believed; see client_address.hpp.
   trusted_proxies proxies;
@@ -129,6 +157,10 @@ class http_server {
 
   /// Connections currently open (tests, metrics).
   std::size_t connection_count() const noexcept;
+  /// The connection limits' counters and state (any thread).
+  http_connection_limits connection_limits() const;
+  /// The limits configured (`max_connections`, `max_connections_per_address`).
+  const http_server_config& config() const noexcept;
   /// Requests by outcome since start (any thread).
   http_counters counters() const noexcept;
   /// Announce latency (request read -> reply handed to the socket), summed

@@ -26,14 +26,6 @@ constexpr std::size_t request_line_overhead = 32;
 /// How long a closing connection waits for the client to close its side.
 constexpr auto linger_timeout = std::chrono::seconds(2);
 
-ip_address to_ip_address(const asio::ip::address& a) noexcept {
-  if (a.is_v4()) return ip_address::make_v4(a.to_v4().to_uint());
-  const auto b = a.to_v6().to_bytes();
-  std::uint8_t raw[16];
-  std::copy(b.begin(), b.end(), raw);
-  return ip_address::make_v6(raw);  // normalises IPv4-mapped to IPv4
-}
-
 /// Network errors that are part of normal life (clients vanish, time out).
 bool expected_network_error(const beast::error_code& ec) {
   return ec == asio::error::operation_aborted || ec == beast::error::timeout ||
@@ -44,10 +36,18 @@ bool expected_network_error(const beast::error_code& ec) {
 
 }  // namespace
 
+ip_address to_ip_address(const asio::ip::address& a) noexcept {
+  if (a.is_v4()) return ip_address::make_v4(a.to_v4().to_uint());
+  const auto b = a.to_v6().to_bytes();
+  std::uint8_t raw[16];
+  std::copy(b.begin(), b.end(), raw);
+  return ip_address::make_v6(raw);  // normalises IPv4-mapped to IPv4
+}
+
 // -- life cycle ---------------------------------------------------------------
 
 http_session::http_session(socket_type&& socket, const tcp::endpoint& peer, http_context& ctx,
-                           std::size_t lane)
+                           std::size_t lane, connection_slots::ticket slot)
     : ctx_(ctx),
       lane_(lane),
       executor_(socket.get_executor()),
@@ -55,12 +55,14 @@ http_session::http_session(socket_type&& socket, const tcp::endpoint& peer, http
       peer_(to_ip_address(peer.address())),
       peer_port_(peer.port()),
       linger_timer_(executor_),
+      slot_(slot),
       ring_(std::max<std::size_t>(ctx.cfg.max_pipeline, 1)) {
   write_buffers_.reserve(ring_.size());
 }
 
 http_session::~http_session() {
   if (registered_) ctx_.remove(registry_pos_);
+  ctx_.per_address.close(slot_);
 }
 
 void http_session::start(http_context::registry::iterator pos, bool drain_now) {
@@ -88,6 +90,38 @@ std::string http_session::who() const {
 
 void http_session::drain() {
   asio::post(executor_, [self = shared_from_this()] { self->begin_drain(); });
+}
+
+void http_session::shed() {
+  asio::post(executor_, [self = shared_from_this()] { self->shed_now(); });
+}
+
+void http_session::shed_now() {
+  if (closed_) return;
+  if (!lingering_ && !(reading_ && in_flight() == 0 && writing_count_ == 0)) return;  // busy now
+  // Bytes in the buffer while a read waits: part of a request came, the
+  // rest has not (a whole one would have been handled already).
+  auto& shed = lingering_ || buffer_.size() == 0 ? ctx_.shed_idle : ctx_.shed_slow;
+  shed.fetch_add(1, std::memory_order_relaxed);
+  if (spdlog::should_log(spdlog::level::debug))
+    spdlog::debug("http {}: shed for a new connection (http.max-connections)", who());
+  close_now();
+}
+
+void http_session::note_waiting() {
+  std::int64_t v = busy_mark;
+  if (closed_) {
+    v = busy_mark;
+  } else if (lingering_) {
+    v = 0;
+  } else if (reading_ && in_flight() == 0 && writing_count_ == 0) {
+    v = waiting_since_seen_ != busy_mark
+            ? waiting_since_seen_
+            : std::chrono::steady_clock::now().time_since_epoch().count();
+  }
+  if (v == waiting_since_seen_) return;
+  waiting_since_seen_ = v;
+  waiting_since_.store(v, std::memory_order_relaxed);
 }
 
 void http_session::begin_drain() {
@@ -123,11 +157,13 @@ void http_session::do_read() {
   reading_ = true;
   http::async_read(stream_, buffer_, *parser_,
                    beast::bind_front_handler(&http_session::on_read, shared_from_this()));
+  note_waiting();
 }
 
 void http_session::on_read(beast::error_code ec, std::size_t bytes) {
   reading_ = false;
   if (closed_) return;
+  note_waiting();
   if (lingering_) {
     if (ec)
       close_now();
@@ -158,6 +194,7 @@ void http_session::on_read(beast::error_code ec, std::size_t bytes) {
   handle_request(bytes);
   maybe_write();
   maybe_read();
+  note_waiting();
 }
 
 bool http_session::respond_to_parse_error(beast::error_code ec) {
@@ -283,22 +320,9 @@ void http_session::handle_announce(slot& s, std::string_view query) {
   }
   s.announce = true;
   s.received = std::chrono::steady_clock::now();
-  // Who the client is: the socket peer, or whom a trusted proxy names (HTTP's
-  // own headers). Whether to believe the `ip` the client claims is the
-  // gateway's rule, the same for both transports.
-  ip_address client = peer_;
-  if (!ctx_.cfg.proxies.empty() && ctx_.cfg.proxies.contains(peer_)) {
-    const auto& req = parser_->get();
-    forwarded_for_.clear();
-    const auto fields = req.equal_range("X-Forwarded-For");
-    for (auto it = fields.first; it != fields.second; ++it) {
-      if (!forwarded_for_.empty()) forwarded_for_.push_back(',');
-      forwarded_for_.append(it->value().data(), it->value().size());
-    }
-    const auto real = req["X-Real-IP"];
-    client =
-        resolve_client_address(peer_, forwarded_for_, {real.data(), real.size()}, ctx_.cfg.proxies);
-  }
+  // Whether to believe the `ip` the client claims is the gateway's rule,
+  // the same for both transports.
+  const ip_address client = client_address();
   s.external_ip = client;
   s.compact = ar.compact;
   s.no_peer_id = ar.no_peer_id;
@@ -306,6 +330,21 @@ void http_session::handle_announce(slot& s, std::string_view query) {
   lane.gw().announce(lane.gateway_lane(), transport::http, std::move(ar), client, false,
                      make_http_announce_reply(shared_from_this(), s.seq, lane));
   lane.schedule_flush();
+}
+
+ip_address http_session::client_address() {
+  // The socket peer, or whom a trusted proxy names (HTTP's own headers).
+  if (ctx_.cfg.proxies.empty() || !ctx_.cfg.proxies.contains(peer_)) return peer_;
+  const auto& req = parser_->get();
+  forwarded_for_.clear();
+  const auto fields = req.equal_range("X-Forwarded-For");
+  for (auto it = fields.first; it != fields.second; ++it) {
+    if (!forwarded_for_.empty()) forwarded_for_.push_back(',');
+    forwarded_for_.append(it->value().data(), it->value().size());
+  }
+  const auto real = req["X-Real-IP"];
+  return resolve_client_address(peer_, forwarded_for_, {real.data(), real.size()},
+                                ctx_.cfg.proxies);
 }
 
 void http_session::handle_scrape(slot& s, std::string_view query) {
@@ -327,7 +366,7 @@ void http_session::handle_scrape(slot& s, std::string_view query) {
   hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
   s.scrape = true;
   http_lane& lane = *ctx_.lanes[lane_];
-  lane.gw().scrape(lane.gateway_lane(), transport::http, std::move(hashes),
+  lane.gw().scrape(lane.gateway_lane(), transport::http, std::move(hashes), client_address(),
                    make_http_scrape_reply(shared_from_this(), s.seq, lane));
   lane.schedule_flush();
 }
@@ -410,6 +449,8 @@ void http_session::apply(http_lane::reply& r) {
     case http_lane::reply::kind::refusal:
       if (r.refusal == gateway_refusal::denied) {
         count(http_outcome::announce_denied);
+      } else if (r.refusal == gateway_refusal::rate_limited) {
+        count(http_outcome::rate_limited);
       } else {
         count(s->scrape ? http_outcome::scrape_failure : http_outcome::announce_failure);
       }
@@ -477,6 +518,7 @@ void http_session::on_write(beast::error_code ec, std::size_t) {
   maybe_write();
   maybe_read();
   maybe_finish();
+  note_waiting();
 }
 
 // -- closing ------------------------------------------------------------------
@@ -509,6 +551,7 @@ void http_session::linger_close() {
     close_now();
     return;
   }
+  note_waiting();
   linger_timer_.expires_after(linger_timeout);
   linger_timer_.async_wait([self = shared_from_this()](beast::error_code wait_ec) {
     if (!wait_ec) self->close_now();
@@ -534,6 +577,7 @@ void http_session::do_discard() {
 void http_session::close_now() {
   if (closed_) return;
   closed_ = true;
+  note_waiting();
   linger_timer_.cancel();
   // Closes the socket (whatever is queued still goes out, then FIN; a
   // shutdown() first would only be one more system call) and cancels the

@@ -47,6 +47,9 @@
 
 namespace sk {
 
+/// The socket peer as the tracker sees it (IPv4-mapped IPv6 as IPv4).
+ip_address to_ip_address(const boost::asio::ip::address& a) noexcept;
+
 class http_session final : public std::enable_shared_from_this<http_session> {
  public:
   using tcp = boost::asio::ip::tcp;
@@ -61,10 +64,24 @@ class http_session final : public std::enable_shared_from_this<http_session> {
                                         boost::asio::wait_traits<std::chrono::steady_clock>,
                                         executor_type>;
 
-  /// `socket` was accepted on the io_context of I/O thread `lane`, from `peer`.
+  /// `socket` was accepted on the io_context of I/O thread `lane`, from
+  /// `peer`; `slot` is its count in `ctx.per_address` (given back when the
+  /// session ends).
   http_session(socket_type&& socket, const tcp::endpoint& peer, http_context& ctx,
-               std::size_t lane);
+               std::size_t lane, connection_slots::ticket slot = {});
   ~http_session();
+
+  /// `waiting_since` of a session that owes something (a response, a
+  /// write) or is closed: never shed.
+  static constexpr std::int64_t busy_mark = INT64_MAX;
+  /// Since when (steady_clock ticks) the session waits for a request with
+  /// nothing owed — idle between requests or still receiving one — or
+  /// `busy_mark`; 0 while lingering (closing anyway). Read by the accepting
+  /// thread to pick whom to shed.
+  const std::atomic<std::int64_t>& waiting_since() const noexcept { return waiting_since_; }
+  /// Thread-safe: closes the session on its thread if it still waits
+  /// there (counted as shed: idle, or slow with part of a request read).
+  void shed();
 
   /// Starts reading; call once, right after construction, with the registry
   /// position from `http_context::add`.
@@ -111,6 +128,9 @@ class http_session final : public std::enable_shared_from_this<http_session> {
   void handle_request(std::size_t header_bytes);
   void handle_announce(slot& s, std::string_view query);
   void handle_scrape(slot& s, std::string_view query);
+  /// Who sent the request being handled: the socket peer, or the client a
+  /// trusted proxy names.
+  ip_address client_address();
   slot& open_slot();
   /// Frames `body` into `s` and marks it ready.
   void finish_slot(slot& s, http_status status, std::string_view body,
@@ -132,6 +152,9 @@ class http_session final : public std::enable_shared_from_this<http_session> {
   void do_discard();
   void close_now();
   void begin_drain();
+  void shed_now();
+  /// Publishes `waiting_since` after the session's state changed.
+  void note_waiting();
   /// "ADDR:PORT" of the peer, for debug logs (formatted only when logged).
   std::string who() const;
 
@@ -146,6 +169,9 @@ class http_session final : public std::enable_shared_from_this<http_session> {
   timer_type linger_timer_;
   http_context::registry::iterator registry_pos_;
   bool registered_ = false;
+  connection_slots::ticket slot_;
+  std::atomic<std::int64_t> waiting_since_{busy_mark};
+  std::int64_t waiting_since_seen_ = busy_mark;  ///< the last value stored there
 
   std::vector<slot> ring_;
   std::uint64_t head_seq_ = 0;  ///< oldest slot not yet written

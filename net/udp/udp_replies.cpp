@@ -36,6 +36,10 @@ void count_reply(udp_server::shared_state& sh, reply_kind kind) noexcept {
       bump(sh.error_replies);
       bump(sh.swarm_failures);
       break;
+    case reply_kind::rate_limited:
+      bump(sh.error_replies);
+      bump(sh.rate_limited);
+      break;
     case reply_kind::connect:
       bump(sh.connects);
       break;
@@ -68,7 +72,10 @@ namespace {
 
 /// The gateway's refusal as BEP 15 sees it: an error packet whose text is
 /// never longer than the request that caused it; nothing at all for an
-/// overload (answering would do the flood's work) or a shutdown.
+/// overload (answering would do the flood's work) or a shutdown. A request
+/// over its address's rate gets its error packet: it carried a valid
+/// connection id, so its source is real (a connect over the rate is dropped
+/// before it reaches the gateway).
 void send_refusal(const return_ptr& to, gateway_refusal why) {
   shared_state& sh = *to->sh;
   switch (why) {
@@ -84,7 +91,9 @@ void send_refusal(const return_ptr& to, gateway_refusal why) {
   std::string buf;
   encode_udp_error_response(buf, to->transaction, refusal_text(why));
   send_back(to, std::move(buf),
-            why == gateway_refusal::denied ? reply_kind::denied : reply_kind::failure);
+            why == gateway_refusal::denied         ? reply_kind::denied
+            : why == gateway_refusal::rate_limited ? reply_kind::rate_limited
+                                                   : reply_kind::failure);
 }
 
 /// Longest text an announce's error packet may carry: 98-byte request minus

@@ -243,12 +243,14 @@ udp_counters udp_server::counters() const noexcept {
   c.refused = get(s.refused);
   c.denied = get(s.denied);
   c.swarm_failures = get(s.swarm_failures);
+  c.rate_limited = get(s.rate_limited);
   c.rerouted = s.gw.counters(transport::udp).rerouted;
   c.dropped_malformed = get(s.dropped_malformed);
   c.dropped_source_port_zero = get(s.dropped_source_port_zero);
   c.dropped_overload = get(s.dropped_overload);
   c.dropped_send_failed = get(s.dropped_send_failed);
   c.dropped_shutdown = get(s.dropped_shutdown);
+  c.dropped_rate_limited = get(s.dropped_rate_limited);
   return c;
 }
 

@@ -29,7 +29,9 @@
 /// The I/O thread never waits for CAF. Sends never block: a full socket
 /// buffer drops that reply and counts it. What the gateway refuses becomes an
 /// error packet no larger than the request, except an overload (admission
-/// full) and a shutdown, which are dropped and counted.
+/// full) and a shutdown, which are dropped and counted. A connect over its
+/// address's request rate (the gateway's) is dropped too: its source has
+/// proven nothing, so it gets no reply at all.
 
 #include <atomic>
 #include <chrono>
@@ -90,17 +92,19 @@ struct udp_counters {
   std::uint64_t refused = 0;  ///< ... of those: announce refused by its swarm (ban, abuse)
   std::uint64_t denied = 0;   ///< ... of those: announce refused by the access list
   std::uint64_t swarm_failures = 0;     ///< swarm timeout / unavailable (answered with an error)
+  std::uint64_t rate_limited = 0;  ///< ... of those: announce or scrape over its address's rate
   std::uint64_t rerouted = 0;  ///< announces routed again (the gateway's count for UDP)
   std::uint64_t dropped_malformed = 0;  ///< parser said drop (no transaction id, ...)
   std::uint64_t dropped_source_port_zero = 0;  ///< source port 0: nowhere to answer
   std::uint64_t dropped_overload = 0;          ///< over the gateway's `max_in_flight`
   std::uint64_t dropped_send_failed = 0;       ///< send_to failed (buffer full, unreachable)
   std::uint64_t dropped_shutdown = 0;          ///< in flight at stop()'s drain deadline
+  std::uint64_t dropped_rate_limited = 0;      ///< a connect over its address's request rate
 
   /// Every datagram dropped without a reply.
   std::uint64_t dropped() const noexcept {
     return dropped_malformed + dropped_source_port_zero + dropped_overload + dropped_send_failed +
-           dropped_shutdown;
+           dropped_shutdown + dropped_rate_limited;
   }
 };
 

@@ -45,7 +45,17 @@ inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 /// `error`: a bad request; `refused`: an announce refused by its swarm;
 /// `denied`: an announce refused by the access list; `failure`: the swarm
 /// could not answer.
-enum class reply_kind : std::uint8_t { announce, scrape, error, failure, connect, refused, denied };
+/// `rate_limited`: an announce or scrape over its address's request rate.
+enum class reply_kind : std::uint8_t {
+  announce,
+  scrape,
+  error,
+  failure,
+  connect,
+  refused,
+  denied,
+  rate_limited
+};
 
 /// Where one announce's or scrape's answer goes: the requester's address
 /// and transaction, and the worker that sends it.
@@ -128,6 +138,8 @@ struct udp_server::shared_state {
   std::atomic<std::uint64_t> refused{0};
   std::atomic<std::uint64_t> denied{0};
   std::atomic<std::uint64_t> swarm_failures{0};
+  std::atomic<std::uint64_t> rate_limited{0};
+  std::atomic<std::uint64_t> dropped_rate_limited{0};
   std::atomic<std::uint64_t> dropped_malformed{0};
   std::atomic<std::uint64_t> dropped_source_port_zero{0};
   std::atomic<std::uint64_t> dropped_overload{0};

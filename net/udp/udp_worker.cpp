@@ -217,6 +217,12 @@ void udp_server::worker::handle(const sockaddr_storage& from, std::string_view p
       break;
   }
   if (request.action == udp_action::connect) {
+    // Over its rate, a connect is dropped: its source has proven nothing
+    // (no valid connection id), so it gets nothing, not even an error.
+    if (!shared->gw.take_connect_token(transport::udp, client.ip)) {
+      bump(shared->dropped_rate_limited);
+      return;
+    }
     scratch.clear();
     encode_udp_connect_response(scratch, request.transaction, shared->ids.issue(client, now));
     queue(from, scratch, reply_kind::connect);
@@ -234,7 +240,7 @@ void udp_server::worker::handle(const sockaddr_storage& from, std::string_view p
     shared->gw.announce(lane, transport::udp, std::move(request.announce.request), client.ip, true,
                         udp_detail::make_announce_reply(std::move(to)));
   } else {
-    shared->gw.scrape(lane, transport::udp, request.scrape_hashes,
+    shared->gw.scrape(lane, transport::udp, request.scrape_hashes, client.ip,
                       udp_detail::make_scrape_reply(std::move(to)));
   }
 }

@@ -43,7 +43,8 @@ std::string http_fields(const daemon_settings& s) {
   for (const auto& b : h.bind_addresses) os << b << ',';
   os << '|' << h.io_threads << '|' << h.max_url_length << '|' << h.max_header_bytes << '|'
      << h.max_query_length << '|' << h.read_timeout.count() << '|' << h.write_timeout.count()
-     << '|' << h.max_pipeline << '|' << h.max_connections << '|' << h.proxies.empty();
+     << '|' << h.max_pipeline << '|' << h.max_connections << '|' << h.max_connections_per_address
+     << '|' << h.proxies.empty();
   return os.str();
 }
 
@@ -60,7 +61,8 @@ std::string gateway_fields(const daemon_settings& s) {
   std::ostringstream os;
   os << g.request_timeout.count() << '|' << g.retry_in_minutes << '|' << g.max_in_flight << '|'
      << g.trust_claimed_ip[0] << g.trust_claimed_ip[1] << '|' << g.max_numwant << '|'
-     << g.max_scrape_hashes << '|' << g.new_swarm_burst << '|' << g.new_swarms_per_minute;
+     << g.max_scrape_hashes << '|' << g.new_swarm_burst << '|' << g.new_swarms_per_minute << '|'
+     << g.request_burst << '|' << g.requests_per_second << '|' << g.rate_limit_addresses;
   return os.str();
 }
 

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "announces.hpp"
+#include "net/address_buckets.hpp"
 #include "tracker/access_list.hpp"
 
 namespace sk {
@@ -291,7 +292,8 @@ TEST_F(Gateway, TheAccessListRefusesBeforeRouting) {
 
   // A scrape answers every hash in order (duplicates kept); refused ones
   // are marked, never looked up.
-  gw.scrape(lane, transport::udp, {hash_of('a'), hash_of('x'), hash_of('a')}, scrape_reply_());
+  gw.scrape(lane, transport::udp, {hash_of('a'), hash_of('x'), hash_of('a')}, source_,
+            scrape_reply_());
   gw.flush(lane);
   o = rec_.next();
   ASSERT_EQ(o.what, outcome::scrape);
@@ -372,7 +374,7 @@ TEST_F(Gateway, ASilentSwarmTimesOutAtTheSweepAndALateAnswerIsIgnored) {
   const auto admitted = steady::now();
   gw.announce(lane, transport::udp, request('s'), source_, true, announce_reply_());
   gw.flush(lane);
-  gw.scrape(lane, transport::udp, {hash_of('s')}, scrape_reply_());
+  gw.scrape(lane, transport::udp, {hash_of('s')}, source_, scrape_reply_());
   gw.flush(lane);
   EXPECT_EQ(gw.in_flight(lane), 2u);
   gw.sweep(lane, admitted + 4s);  // not yet overdue
@@ -451,6 +453,64 @@ TEST_F(Gateway, EveryRequestIsAnsweredExactlyOnceUnderRacingSweeps) {
   EXPECT_THROW(rec_.next(100ms), std::runtime_error);
   EXPECT_EQ(gw.in_flight(lane), 0u);
   EXPECT_EQ(static_cast<int>(gw.counters(transport::udp).timeouts), timeouts);
+}
+
+TEST_F(Gateway, AnAddressOverItsRequestRateIsRefusedBeforeAnythingElse) {
+  locator_.table[hash_of('a')] = sys_.spawn(answering_swarm, 1);
+  gateway_config c;
+  c.request_burst = 3;
+  c.requests_per_second = 0.001;  // one more token every 1000 s: none during the test
+  c.retry_in_minutes = 2;
+  gateway gw{sys_, locator_, c};
+  ASSERT_NE(gw.rate_limit(), nullptr);
+  const auto lane = gw.add_lanes(1);
+  // Three requests of any kind spend the burst: an announce, a scrape, a
+  // UDP connect.
+  gw.announce(lane, transport::http, request('a'), source_, false, announce_reply_());
+  gw.flush(lane);
+  EXPECT_EQ(rec_.next().what, outcome::result);
+  gw.scrape(lane, transport::udp, {hash_of('a')}, source_, scrape_reply_());
+  gw.flush(lane);
+  EXPECT_EQ(rec_.next().what, outcome::scrape);
+  EXPECT_TRUE(gw.take_connect_token(transport::udp, source_));
+  EXPECT_FALSE(gw.rate_limit_reached());
+  const int lookups = locator_.lookups();
+
+  gw.announce(lane, transport::http, request('a'), source_, false, announce_reply_());
+  auto o = rec_.next();
+  ASSERT_EQ(o.what, outcome::refusal);
+  EXPECT_EQ(o.why, gateway_refusal::rate_limited);
+  EXPECT_EQ(o.retry_in, 2) << "retryable: BEP 31 retry in";
+  gw.scrape(lane, transport::udp, {hash_of('a')}, source_, scrape_reply_());
+  o = rec_.next();
+  ASSERT_EQ(o.what, outcome::refusal);
+  EXPECT_EQ(o.why, gateway_refusal::rate_limited);
+  EXPECT_FALSE(gw.take_connect_token(transport::udp, source_));
+  EXPECT_EQ(locator_.lookups(), lookups) << "a limited request never reaches the directory";
+  EXPECT_EQ(gw.in_flight(lane), 0u);
+  EXPECT_TRUE(gw.rate_limit_reached());
+  EXPECT_EQ(gw.counters(transport::http).rate_limited_announces, 1u);
+  EXPECT_EQ(gw.counters(transport::udp).rate_limited_scrapes, 1u);
+  EXPECT_EQ(gw.counters(transport::udp).rate_limited_connects, 1u);
+  EXPECT_EQ(gw.counters(transport::http).announces, 1u) << "refused ones are not admitted";
+  // The text fits a UDP error packet answering a one-hash scrape (36 bytes).
+  EXPECT_LE(refusal_text(gateway_refusal::rate_limited).size(), 28u);
+
+  // Another address has its own burst.
+  const ip_address other = ip_address::make_v4(0x0a000002u);
+  gw.announce(lane, transport::udp, request('a'), other, true, announce_reply_());
+  gw.flush(lane);
+  EXPECT_EQ(rec_.next().what, outcome::result);
+  EXPECT_EQ(gw.rate_limit()->tracked(), 2u);
+}
+
+TEST_F(Gateway, NoRateMeansNoLimit) {
+  gateway_config c;
+  c.requests_per_second = 0;
+  gateway gw{sys_, locator_, c};
+  EXPECT_EQ(gw.rate_limit(), nullptr);
+  for (int i = 0; i < 10000; ++i) ASSERT_TRUE(gw.take_connect_token(transport::udp, source_));
+  EXPECT_EQ(gw.counters(transport::udp).rate_limited_connects, 0u);
 }
 
 }  // namespace
