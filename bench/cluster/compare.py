@@ -72,7 +72,9 @@ def start(daemon, name, http, udp, cport, seed, logdir):
             "--node-name=" + name, "--cluster-port=%d" % cport, "--seeds=" + seed,
             "--cluster-secret=bench-cluster-secret-0123456789", "--log-level=warn",
             "--tracker.min-interval=1s", "--tracker.interval=2s", "--tracker.peer-timeout=10min",
-            "--clients.refuse-after-early=0"]
+            "--clients.refuse-after-early=0",
+            # One address sends all the load: its budgets are lifted.
+            "--gateway.new-swarm-burst=1000000", "--gateway.requests-per-second=0"]
     p = subprocess.Popen(argv, stdout=open(os.path.join(logdir, name + ".log"), "wb"),
                          stderr=subprocess.STDOUT)
     deadline = time.time() + 20

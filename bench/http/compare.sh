@@ -73,6 +73,7 @@ read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-$sk_args_default}"
 # would be early (warned, then refused). With 1 s the enforcement stays on
 # and sees none; a refusal would count as a failure reply and show up.
 sk_extra+=(--tracker.min-interval=1s)
+sk_extra+=("${one_address_flags[@]}")
 
 # --- what we need ------------------------------------------------------------
 missing=()

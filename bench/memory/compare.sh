@@ -30,7 +30,8 @@
 #   MEM_WINDOW [256]         requests in flight per load generator socket
 #   MEM_THREADS [2]          load generator sockets
 #   MEM_SEED [1]             first load generator seed
-#   MEM_SWARMKEEPER_ARGS     extra daemon options (default: none)
+#   MEM_SWARMKEEPER_ARGS     extra daemon options (default: none; the per-address
+#                            budgets are always lifted, see bench/lib.sh)
 #
 # Exit status: 0 when every warm-up completed, 1 when one did not (its
 # figures are flagged), 2 when something needed is missing.
@@ -50,6 +51,7 @@ window=${MEM_WINDOW:-256}
 threads=${MEM_THREADS:-2}
 seed0=${MEM_SEED:-1}
 read -r -a sk_extra <<<"${MEM_SWARMKEEPER_ARGS:-}"
+sk_extra+=("${one_address_flags[@]}")
 chunk_slots=1000000
 
 for tool in opentracker curl; do

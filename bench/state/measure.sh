@@ -40,7 +40,7 @@ start() {  # start PERIOD
   local t0=$(date +%s%N)
   taskset -c 0 "$sk" --bind=127.0.0.1 --http-port="$port" --udp-port="$port" \
     --state-dir="$work/state" --state.snapshot-period="$1" --tracker.min-interval=1s \
-    --gateway.new-swarm-burst=1000000 \
+    "${one_address_flags[@]}" \
     >>"$work/log" 2>&1 &
   pid=$!
   for _ in $(seq 600); do healthy && break; sleep 0.05; done

@@ -70,6 +70,7 @@ else
 fi
 read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-$sk_args_default}"
 sk_extra+=(--tracker.min-interval=1s)
+sk_extra+=("${one_address_flags[@]}")
 
 missing=()
 for tool in opentracker curl taskset; do
