@@ -309,6 +309,34 @@ void cluster(exposition& m, const metrics_input& in) {
   m.add("swarmkeeper_cluster_handoffs_pending", mt::gauge,
         "Local swarms being handed to another node now.")
       .sample("", double(in.cluster->handoffs_pending));
+  const auto& c = *in.cluster;
+  auto handoffs = m.add("swarmkeeper_cluster_handoffs_total", mt::counter,
+                        "Local swarms handed to another member (done: the owner took it; kept: "
+                        "nobody took it, the swarm stayed here).");
+  handoffs.sample(label("outcome", "done"), double(c.handoffs_done));
+  handoffs.sample(label("outcome", "kept"), double(c.handoffs_kept));
+  auto arrivals = m.add("swarmkeeper_cluster_arrivals_total", mt::counter,
+                        "Swarms that arrived here with their state, by reason (membership: a "
+                        "join or leave; operator: an admin move; crash-replica: from a dead "
+                        "member's replica).");
+  std::map<std::string, double> by_reason{{"membership", 0}, {"operator", 0}, {"crash-replica", 0}};
+  for (const auto& [reason, n] : c.arrivals) by_reason[reason] = double(n);
+  for (const auto& [reason, n] : by_reason) arrivals.sample(label("reason", reason), n);
+  m.add("swarmkeeper_cluster_forwarded_total", mt::counter,
+        "Announces and scrapes this node sent on to the member owning their swarm.")
+      .sample("", double(c.forwarded));
+  m.add("swarmkeeper_cluster_forward_failures_total", mt::counter,
+        "Forwarded announces and scrapes the owner did not answer in time (the client got a "
+        "failure with 'retry in', a scrape zeros).")
+      .sample("", double(c.forward_failures));
+  auto replicas = m.add("swarmkeeper_cluster_replicas", mt::gauge,
+                        "Replicas of other members' swarms held here, by origin member.");
+  for (const auto& r : c.replicas) replicas.sample(label("origin", r.origin), double(r.replicas));
+  auto lag = m.add("swarmkeeper_cluster_replication_lag_seconds", mt::gauge,
+                   "Age of the newest replica from each origin member (grows past "
+                   "cluster.replication-period when replication stalls).");
+  for (const auto& r : c.replicas)
+    lag.sample(label("origin", r.origin), double(r.newest_age_ms) / 1000.0);
 }
 
 // -- the admin server and the process -------------------------------------------------

@@ -123,6 +123,22 @@ struct node_status {
   std::uint64_t handoffs_pending = 0;  ///< local swarms being handed over now
   std::vector<member_state> members;  ///< sorted by name, this node included
   std::vector<migration_record> migrations;  ///< oldest first, bounded
+  /// Swarms that arrived here since the start, by reason (see
+  /// migration_record::reason).
+  std::vector<std::pair<std::string, std::uint64_t>> arrivals;
+  /// The directory's remote handles (swarm_directory::forwarding()).
+  std::uint64_t forwarded = 0;
+  std::uint64_t forward_failures = 0;
+  std::uint64_t handoffs_done = 0;
+  std::uint64_t handoffs_kept = 0;
+  /// Per member whose replicas this node holds: how many, and the age in
+  /// ms of the newest (how far this node's copy lags behind).
+  struct replica_origin {
+    std::string origin;
+    std::uint64_t replicas = 0;
+    std::int64_t newest_age_ms = 0;
+  };
+  std::vector<replica_origin> replicas;
 };
 
 // -- typed interfaces -----------------------------------------------------------
@@ -186,9 +202,14 @@ typename Inspector::result_type inspect(Inspector& f, member_state& x) {
   return f(caf::meta::type_name("member_state"), x.name, x.host, x.port, x.state);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_status::replica_origin& x) {
+  return f(caf::meta::type_name("replica_origin"), x.origin, x.replicas, x.newest_age_ms);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.name, x.swarms, x.handoffs_pending, x.members,
-           x.migrations);
+           x.migrations, x.arrivals, x.forwarded, x.forward_failures, x.handoffs_done,
+           x.handoffs_kept, x.replicas);
 }
 
 /// Registry key of the local node actor (`actor_system::registry()`), so the

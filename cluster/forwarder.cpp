@@ -32,6 +32,11 @@ void leave_directory(forwarder_ptr self) {
   if (auto h = self->state.host.lock()) h->erase_if_owner(self->state.hash, self->address());
 }
 
+/// Counts on the directory's host (gone: nothing to count on).
+void count(forwarder_ptr self, std::atomic<std::uint64_t> placement_host::*counter) {
+  if (auto h = self->state.host.lock()) (h.get()->*counter).fetch_add(1, std::memory_order_relaxed);
+}
+
 void settled(forwarder_ptr self) {
   auto& st = self->state;
   --st.in_flight;
@@ -102,6 +107,7 @@ forwarder_actor::behavior_type forward_mode(forwarder_ptr self) {
           return;
         }
         ++st.in_flight;
+        count(self, &placement_host::forwarded);
         self->request(st.owner_node, st.opts.timeout, announce_atom::value, t->announce, first_hop)
             .then(
                 [self, t](const announce_result& r) {
@@ -109,6 +115,7 @@ forwarder_actor::behavior_type forward_mode(forwarder_ptr self) {
                   settled(self);
                 },
                 [self, t](const caf::error&) {
+                  count(self, &placement_host::forward_failures);
                   t->fail();
                   settled(self);
                 });
@@ -121,6 +128,7 @@ forwarder_actor::behavior_type forward_mode(forwarder_ptr self) {
           return;
         }
         ++st.in_flight;
+        count(self, &placement_host::forwarded);
         self->request(st.owner_node, st.opts.timeout, scrape_atom::value, st.hash, first_hop)
             .then(
                 [self, t](const swarm_stats& s) {
@@ -128,7 +136,10 @@ forwarder_actor::behavior_type forward_mode(forwarder_ptr self) {
                   settled(self);
                 },
                 // Dropping the ticket counts zeros (the owner is gone).
-                [self](const caf::error&) { settled(self); });
+                [self](const caf::error&) {
+                  count(self, &placement_host::forward_failures);
+                  settled(self);
+                });
       },
       // -- operator calls: the owner's swarm answers -----------------------------
       [self](status_atom a) { return swarm_call<swarm_status>(self, make_message(a)); },
@@ -247,6 +258,7 @@ void hand_over(forwarder_ptr self, swarm_snapshot snap, int attempts) {
           [self, peers](caf::ok_atom) {
             spdlog::info("cluster: swarm {} handed to {} ({} peers)", self->state.hash.hex(),
                          self->state.owner, peers);
+            count(self, &placement_host::handoffs_done);
             handoff_finished(self);
           },
           [self, snap, attempts](const caf::error& err) {
@@ -271,6 +283,7 @@ void hand_over(forwarder_ptr self, swarm_snapshot snap, int attempts) {
             // later rebalance moves it again.
             if (h) st.local = h->install_local(snap);
             if (st.local) spdlog::warn("cluster: swarm {} kept here", st.hash.hex());
+            count(self, &placement_host::handoffs_kept);
             handoff_finished(self);
           });
 }

@@ -35,6 +35,24 @@ node_status_part::behavior_type status_behavior(node_ptr self) {
           out.members.push_back(member_state{m.name, m.host, m.port, state});
         }
         out.migrations.assign(st.migrations.begin(), st.migrations.end());
+        out.arrivals.assign(st.arrivals.begin(), st.arrivals.end());
+        const auto fw = st.dir->forwarding();
+        out.forwarded = fw.forwarded;
+        out.forward_failures = fw.forward_failures;
+        out.handoffs_done = fw.handoffs_done;
+        out.handoffs_kept = fw.handoffs_kept;
+        const auto now = self->clock().now();
+        for (const auto& [origin, held] : st.replicas) {
+          if (held.empty()) continue;
+          node_status::replica_origin o;
+          o.origin = origin;
+          o.replicas = held.size();
+          auto at = st.replica_received.find(origin);
+          if (at != st.replica_received.end())
+            o.newest_age_ms =
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - at->second).count();
+          out.replicas.push_back(std::move(o));
+        }
         return out;
       },
   };

@@ -191,6 +191,7 @@ node_membership_part::behavior_type membership_behavior(node_ptr self) {
         auto& st = self->state;
         // Its swarms were handed over already: its replicas are stale.
         st.replicas.erase(name);
+        st.replica_received.erase(name);
         st.suspects.erase(name);
         auto l = st.live.find(name);
         if (l == st.live.end()) return;

@@ -51,6 +51,7 @@ void record_migration(node_ptr self, std::string from, const swarm_snapshot& s,
   r.from = std::move(from);
   r.to = st.me.name;
   r.reason = std::move(reason);
+  ++st.arrivals[r.reason];
   r.finished_ms = epoch_ms(st.wall());
   r.peers = s.peers.size();
   st.migrations.push_back(std::move(r));

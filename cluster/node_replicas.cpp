@@ -80,6 +80,7 @@ void take_over(node_ptr self, const cluster_view& v, health_time now) {
         "cluster: member {} is gone; took over {} of its swarms from replicas ({} sent "
         "to their new owners)",
         it->first, here, sent);
+    st.replica_received.erase(it->first);
     it = st.replicas.erase(it);
   }
 }
@@ -94,7 +95,9 @@ node_replica_part::behavior_type replica_behavior(node_ptr self) {
         auto& st = self->state;
         if (st.live.count(origin) == 0) return;  // from a member already gone
         const info_hash h = s.hash;
-        st.replicas[origin][h] = replica{std::move(s), self->clock().now()};
+        const auto now = self->clock().now();
+        st.replicas[origin][h] = replica{std::move(s), now};
+        st.replica_received[origin] = now;
       },
       [self](replicate_atom) {
         replicate(self);

@@ -84,6 +84,8 @@ struct node_state {
   // -- replicas (node_replicas.cpp) ------------------------------------------------
   /// Replicas other nodes sent here: origin -> hash -> replica.
   std::map<std::string, std::unordered_map<info_hash, replica, id20_hasher>> replicas;
+  /// When the newest replica from each origin arrived (replication lag).
+  std::map<std::string, health_time> replica_received;
 
   // -- rebalancing (node_rebalance.cpp) -------------------------------------------
   /// Periods counted, each member's last load and when it came, each local
@@ -102,6 +104,8 @@ struct node_state {
   /// Swarms that arrived here, oldest first (admin API); at most
   /// `max_migration_records`.
   std::deque<migration_record> migrations;
+  /// Every arrival since the start, by reason (/metrics).
+  std::map<std::string, std::uint64_t> arrivals;
   /// Operator moves announced to this node (hash -> sender) whose swarm
   /// has not arrived yet.
   std::map<std::string, std::string> operator_moves;

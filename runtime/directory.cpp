@@ -397,6 +397,13 @@ const swarm_totals& swarm_directory::totals() const noexcept { return *table_->t
 
 std::size_t swarm_directory::handoffs_pending() const { return table_->handoffs_pending.load(); }
 
+swarm_directory::forward_counters swarm_directory::forwarding() const {
+  return {table_->forwarded.load(std::memory_order_relaxed),
+          table_->forward_failures.load(std::memory_order_relaxed),
+          table_->handoffs_done.load(std::memory_order_relaxed),
+          table_->handoffs_kept.load(std::memory_order_relaxed)};
+}
+
 void swarm_directory::set_placement(placement_ptr p) { table_->placement_ = std::move(p); }
 
 placement_view_ptr swarm_directory::view() const { return table_->view(); }

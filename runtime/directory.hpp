@@ -224,6 +224,15 @@ class swarm_directory {
 
   /// Local swarms being handed to another node right now.
   std::size_t handoffs_pending() const;
+  /// The remote handles' counters (runtime/placement.hpp's placement_host):
+  /// requests forwarded, forwards unanswered, handoffs done and kept.
+  struct forward_counters {
+    std::uint64_t forwarded = 0;
+    std::uint64_t forward_failures = 0;
+    std::uint64_t handoffs_done = 0;
+    std::uint64_t handoffs_kept = 0;
+  };
+  forward_counters forwarding() const;
 
   /// Stops every swarm actor and remote handle (exit reason `user_shutdown`), then the
   /// supervisor (and with it every remediation), and empties the directory;

@@ -18,6 +18,7 @@
 /// directory installs one (`swarm_directory::install`).
 
 #include <atomic>
+#include <cstdint>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -80,6 +81,13 @@ class placement_host : public swarm_registry {
   /// Handoffs started and not yet finished (either way); a graceful leave
   /// waits for 0.
   std::atomic<std::size_t> handoffs_pending{0};
+  /// Counted by the remote handles: announces and scrapes sent on to their
+  /// owner (and how many of those got no answer), handoffs the owner took
+  /// and handoffs nobody took (the swarm kept here).
+  std::atomic<std::uint64_t> forwarded{0};
+  std::atomic<std::uint64_t> forward_failures{0};
+  std::atomic<std::uint64_t> handoffs_done{0};
+  std::atomic<std::uint64_t> handoffs_kept{0};
 };
 
 /// Makes remote handles (implemented by the cluster).

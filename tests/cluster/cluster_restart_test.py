@@ -72,6 +72,22 @@ def wait_counts(n, hashes, want, nodes, timeout=30):
          "%r" % (n.name, len(bad), bad), nodes)
 
 
+def metrics(n):
+    """{(name, labels): value} of n's /metrics (the admin token)."""
+    import urllib.request
+    from cluster_test import ADMIN_TOKEN
+    req = urllib.request.Request("http://%s:%d/metrics" % (n.host, n.admin_port),
+                                 headers={"Authorization": "Bearer " + ADMIN_TOKEN})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^(swarmkeeper_cluster_\w+)(\{[^}]*\})? (\S+)$", line)
+        if m:
+            out[(m.group(1), m.group(2) or "")] = float(m.group(3))
+    return out
+
+
 def last_count(n, pattern):
     found = pattern.findall(n.text())
     return int(found[-1]) if found else None
@@ -101,6 +117,10 @@ def main():
     log("PASS")
 
 
+def c_of(nodes):
+    return next(n for n in nodes if n.name == "c")
+
+
 def converge(nodes):
     names = sorted(n.name for n in nodes)
     wait_for("the three nodes to see each other", lambda: all(n.members() == names for n in nodes),
@@ -125,6 +145,24 @@ def run(nodes):
     if before != sorted(want):
         fail("before the stop the nodes hold %d swarms, want each of %d once"
              % (len(before), TORRENTS), nodes)
+    # Announces through non-owners were forwarded; replicas flow between all three.
+    forwarded = sum(metrics(n).get(("swarmkeeper_cluster_forwarded_total", ""), 0) for n in nodes)
+    if forwarded < TORRENTS:
+        fail("swarmkeeper_cluster_forwarded_total adds up to %d, want at least %d (two of three "
+             "announces of each torrent go through a non-owner)" % (forwarded, TORRENTS), nodes)
+
+    def lags_known():
+        for n in nodes:
+            got = metrics(n)
+            for other in nodes:
+                if other is n:
+                    continue
+                key = ("swarmkeeper_cluster_replication_lag_seconds", '{origin="%s"}' % other.name)
+                if key not in got or got[key] < 0:
+                    return False
+        return True
+
+    wait_for("every node to report the replication lag of the two others", lags_known, nodes)
     log("%d torrents announced; each held by one node (a %d, b %d, c %d)"
         % (TORRENTS, len(local_swarms(a, nodes)), len(local_swarms(b, nodes)),
            len(local_swarms(c, nodes))))
@@ -170,6 +208,14 @@ def stop_and_restart(nodes, hashes, want, rolling):
         if got != want:
             bad = {k: v for k, v in got.items() if v != want[k]}
             fail("through %s: %r differ from (2, 0, 1)" % (n.name, bad), nodes)
+    if rolling:
+        # c came back with all 24 and handed each to its owner as a and b joined.
+        done = metrics(c_of(nodes)).get(("swarmkeeper_cluster_handoffs_total", '{outcome="done"}'), 0)
+        arrived = sum(metrics(n).get(("swarmkeeper_cluster_arrivals_total",
+                                      '{reason="membership"}'), 0) for n in nodes)
+        if done < 1 or arrived < done:
+            fail("after the rolling restart c counts %d handoffs done and the nodes %d arrivals"
+                 % (done, arrived), nodes)
     log("restarted: every torrent back once, seeders, leechers and downloaded as before "
         "through every node")
 
