@@ -106,6 +106,29 @@ TEST_F(NodeActor, AnArrivingSwarmIsInstalledAndRecordedOnTheInjectedWallClock) {
   EXPECT_EQ(st.migrations[0].finished_ms, 1700000000000u);
   EXPECT_EQ(st.migrations[1].reason, "membership");
   EXPECT_EQ(st.migrations[1].from, "") << "not sent by a member";
+  // Every arrival is counted by reason (/metrics), beyond the bounded ring.
+  using arrival = std::pair<std::string, std::uint64_t>;
+  EXPECT_EQ(st.arrivals, (std::vector<arrival>{{"membership", 1}, {"operator", 1}}));
+}
+
+TEST_F(NodeActor, ALeavingNodeTakesNoSwarmIn) {
+  auto node = spawn("n2");
+  const auto now = sched->clock().now();
+  auto before = ask<caf::ok_atom>(caf::actor_cast<caf::actor>(node), caf::migrate_atom::value,
+                                  caf::put_atom::value, snapshot_with_peers(test::ih(0x71), 2, now));
+  ASSERT_TRUE(before);
+  // Alone: the leave has nothing to hand over and is over at once.
+  auto moved = ask<std::uint64_t>(caf::actor_cast<caf::actor>(node), caf::leave_atom::value);
+  ASSERT_TRUE(moved) << sys->render(moved.error());
+  EXPECT_EQ(*moved, 0u);
+  // A swarm sent now is refused: its sender keeps it (and writes it to its
+  // own state file) instead of giving it to a node about to stop.
+  auto after = ask<caf::ok_atom>(caf::actor_cast<caf::actor>(node), caf::migrate_atom::value,
+                                 caf::put_atom::value, snapshot_with_peers(test::ih(0x72), 2, now));
+  EXPECT_FALSE(after);
+  EXPECT_EQ(dir->size(), 1u);
+  EXPECT_FALSE(dir->find_swarm(test::ih(0x72)));
+  EXPECT_EQ(status(node).migrations.size(), 1u);
 }
 
 TEST_F(NodeActor, ReplicasOfAMemberLostForTheConnectionTimeoutAreTakenOver) {
