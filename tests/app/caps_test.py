@@ -33,6 +33,7 @@ import urllib.error
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
+from tracker_requests import bdecode  # noqa: E402
 
 MAX_SWARMS = 20000
 PEERS_PER_SWARM = 5
@@ -62,33 +63,6 @@ def wait_until(what, predicate, timeout):
             return value
         time.sleep(0.2)  # poll interval, not a fixed wait
     raise AssertionError(f"timed out waiting for {what}")
-
-
-# -- minimal bencode ---------------------------------------------------------------
-
-def bdecode(data, i=0):
-    c = data[i:i + 1]
-    if c == b"d":
-        i += 1
-        out = {}
-        while data[i:i + 1] != b"e":
-            k, i = bdecode(data, i)
-            v, i = bdecode(data, i)
-            out[k] = v
-        return out, i + 1
-    if c == b"l":
-        i += 1
-        out = []
-        while data[i:i + 1] != b"e":
-            v, i = bdecode(data, i)
-            out.append(v)
-        return out, i + 1
-    if c == b"i":
-        j = data.index(b"e", i)
-        return int(data[i + 1:j]), j + 1
-    j = data.index(b":", i)
-    n = int(data[i:j])
-    return data[j + 1:j + 1 + n], j + 1 + n
 
 
 # -- UDP tracker client (BEP 15) -----------------------------------------------------

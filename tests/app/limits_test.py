@@ -46,7 +46,7 @@ import urllib.error
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
-from tracker_requests import (announce_query, scrape_query, udp_announce_packet,  # noqa: E402
+from tracker_requests import (bdecode, announce_query, scrape_query, udp_announce_packet,  # noqa: E402
                               udp_connect_packet, udp_reply_header)
 
 TOKEN = "limits-test-token-0123456789"
@@ -65,33 +65,6 @@ def wait_until(what, predicate, timeout=20):
             return value
         time.sleep(0.05)  # poll interval, not a fixed wait
     raise AssertionError(f"timed out waiting for {what}")
-
-
-# -- minimal bencode ----------------------------------------------------------------
-
-def bdecode(data, i=0):
-    c = data[i:i + 1]
-    if c == b"d":
-        i += 1
-        out = {}
-        while data[i:i + 1] != b"e":
-            k, i = bdecode(data, i)
-            v, i = bdecode(data, i)
-            out[k] = v
-        return out, i + 1
-    if c == b"l":
-        i += 1
-        out = []
-        while data[i:i + 1] != b"e":
-            v, i = bdecode(data, i)
-            out.append(v)
-        return out, i + 1
-    if c == b"i":
-        end = data.index(b"e", i)
-        return int(data[i + 1:end]), end + 1
-    colon = data.index(b":", i)
-    n = int(data[i:colon])
-    return data[colon + 1:colon + 1 + n], colon + 1 + n
 
 
 # -- HTTP -------------------------------------------------------------------------

@@ -29,26 +29,9 @@ import urllib.parse
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
+from tracker_requests import bdecode  # noqa: E402
 
 TOKEN = "state-test-token-0123456789"
-
-
-def bdecode(data, i=0):
-    c = data[i:i + 1]
-    if c == b"i":
-        j = data.index(b"e", i)
-        return int(data[i + 1:j]), j + 1
-    if c in (b"l", b"d"):
-        items, i = [], i + 1
-        while data[i:i + 1] != b"e":
-            v, i = bdecode(data, i)
-            items.append(v)
-        if c == b"l":
-            return items, i + 1
-        return dict(zip(items[::2], items[1::2])), i + 1
-    j = data.index(b":", i)
-    n = int(data[i:j])
-    return data[j + 1:j + 1 + n], j + 1 + n
 
 
 class Daemon:

@@ -78,29 +78,6 @@ def fail(msg, nodes=()):
 # -- bencode (decode only) ---------------------------------------------------
 
 
-def bdecode(data, i=0):
-    c = data[i:i + 1]
-    if c == b"i":
-        j = data.index(b"e", i)
-        return int(data[i + 1:j]), j + 1
-    if c == b"l":
-        out, i = [], i + 1
-        while data[i:i + 1] != b"e":
-            v, i = bdecode(data, i)
-            out.append(v)
-        return out, i + 1
-    if c == b"d":
-        out, i = {}, i + 1
-        while data[i:i + 1] != b"e":
-            k, i = bdecode(data, i)
-            v, i = bdecode(data, i)
-            out[k] = v
-        return out, i + 1
-    j = data.index(b":", i)
-    n = int(data[i:j])
-    return data[j + 1:j + 1 + n], j + 1 + n
-
-
 class Node:
     def __init__(self, args, name, host, secret, seeds, workdir, wrap=None):
         self.name = name
@@ -205,7 +182,7 @@ class Node:
                                             numwant=numwant)
         with urllib.request.urlopen(self.url("/announce?" + q), timeout=10) as r:
             body = r.read()
-        d, _ = bdecode(body)
+        d, _ = tracker_requests.bdecode(body)
         if b"failure reason" in d:
             raise RuntimeError("failure: %r" % d[b"failure reason"])
         peers = d.get(b"peers", b"")
@@ -214,7 +191,7 @@ class Node:
     def scrape(self, hashes):
         q = tracker_requests.scrape_query(hashes)
         with urllib.request.urlopen(self.url("/scrape?" + q), timeout=10) as r:
-            d, _ = bdecode(r.read())
+            d, _ = tracker_requests.bdecode(r.read())
         return d[b"files"]
 
     def udp_connect(self):

@@ -174,6 +174,18 @@ TEST_F(StateFile, EverythingWrittenComesBack) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+/// Makes `bytes` (a whole file) say version 1 and computes the trailer's
+/// CRC again, which covers the header.
+void as_version_one(std::vector<char>& bytes) {
+  bytes[8] = 1;
+  const std::size_t trailer = bytes.size() - 21;  // frame (5) + 16
+  ASSERT_EQ(static_cast<std::uint8_t>(bytes[trailer]), 0xFFu);
+  const auto crc = static_cast<std::uint32_t>(
+      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()),
+              static_cast<uInt>(trailer)));
+  for (int i = 0; i < 4; ++i) bytes[trailer + 13 + i] = static_cast<char>(crc >> (8 * i));
+}
+
 TEST_F(StateFile, AVersionOneFileIsStillReadButMayNotHoldAnAccessList) {
   // A version-1 file: the same framing, without the access record (kind 4,
   // new in version 2). Its trailer's CRC covers the header, so the version
@@ -184,13 +196,7 @@ TEST_F(StateFile, AVersionOneFileIsStillReadButMayNotHoldAnAccessList) {
   ASSERT_TRUE(w->add(swarm_of(1, 4)));
   ASSERT_TRUE(w->commit(&error)) << error;
   auto bytes = file_bytes();
-  bytes[8] = 1;
-  const std::size_t trailer = bytes.size() - 21;
-  ASSERT_EQ(static_cast<std::uint8_t>(bytes[trailer]), 0xFFu);
-  const auto crc = static_cast<std::uint32_t>(
-      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()),
-              static_cast<uInt>(trailer)));
-  for (int i = 0; i < 4; ++i) bytes[trailer + 13 + i] = static_cast<char>(crc >> (8 * i));
+  as_version_one(bytes);
   collected c;
   auto r = state_file::read_bytes(bytes, sink_into(c));
   ASSERT_EQ(r.status, outcome::loaded) << r.problem;
@@ -199,12 +205,7 @@ TEST_F(StateFile, AVersionOneFileIsStillReadButMayNotHoldAnAccessList) {
   // The same version-1 header on a file with an access record is refused.
   const auto v2 = write_sample();
   auto v1 = v2;
-  v1[8] = 1;
-  const std::size_t t2 = v1.size() - 21;
-  const auto crc2 = static_cast<std::uint32_t>(
-      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(v1.data()),
-              static_cast<uInt>(t2)));
-  for (int i = 0; i < 4; ++i) v1[t2 + 13 + i] = static_cast<char>(crc2 >> (8 * i));
+  as_version_one(v1);
   collected c2;
   auto r2 = state_file::read_bytes(v1, sink_into(c2));
   EXPECT_EQ(r2.status, outcome::refused);

@@ -1,5 +1,6 @@
 """The announce and scrape requests the Python tests send, built once: HTTP
-query strings (BEP 3, BEP 48) and BEP 15 packets. Binary values (info_hash,
+query strings (BEP 3, BEP 48) and BEP 15 packets, and the bencode decoder
+their answers are read with. Binary values (info_hash,
 peer_id) are raw bytes and every byte of them is percent-encoded, as
 BitTorrent clients do.
 
@@ -53,3 +54,30 @@ def udp_announce_packet(connection, transaction, info_hash, peer_id, port, left,
 def udp_reply_header(data):
     """(action, transaction) of a BEP 15 reply."""
     return struct.unpack(">II", data[:8])
+
+
+def bdecode(data, i=0):
+    """(value, next index) of the bencoded value at data[i:]: dicts (bytes
+    keys), lists, integers and byte strings."""
+    c = data[i:i + 1]
+    if c == b"d":
+        i += 1
+        out = {}
+        while data[i:i + 1] != b"e":
+            k, i = bdecode(data, i)
+            v, i = bdecode(data, i)
+            out[k] = v
+        return out, i + 1
+    if c == b"l":
+        i += 1
+        out = []
+        while data[i:i + 1] != b"e":
+            v, i = bdecode(data, i)
+            out.append(v)
+        return out, i + 1
+    if c == b"i":
+        end = data.index(b"e", i)
+        return int(data[i + 1:end]), end + 1
+    colon = data.index(b":", i)
+    n = int(data[i:colon])
+    return data[colon + 1:colon + 1 + n], colon + 1 + n
