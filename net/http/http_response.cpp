@@ -57,4 +57,20 @@ void frame_response(std::string& out, http_status status, std::string_view conte
   out.append(body);
 }
 
+void mark_connection_close(std::string& wire) {
+  const std::size_t end = wire.find("\r\n\r\n");
+  if (end == std::string::npos) return;
+  constexpr std::string_view keep_alive = "\r\nConnection: keep-alive\r\n";
+  constexpr std::string_view close = "\r\nConnection: close\r\n";
+  const std::string_view head(wire.data(), end + 2);
+  if (head.find(close) != std::string_view::npos) return;
+  const std::size_t k = head.find(keep_alive);
+  if (k != std::string_view::npos) {
+    wire.replace(k, keep_alive.size(), close);
+    return;
+  }
+  // After the header block's last line, before the blank line.
+  wire.insert(end + 2, close.substr(2));
+}
+
 }  // namespace sk

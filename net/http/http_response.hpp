@@ -41,4 +41,9 @@ void frame_response(std::string& out, http_status status, std::string_view conte
                     std::string_view body, connection_header connection,
                     std::string_view extra_headers = {});
 
+/// Makes a response `frame_response` wrote announce the close: its
+/// `Connection` header becomes `close` (added when it had none). For a
+/// response framed before the server decided to close (a drain).
+void mark_connection_close(std::string& wire);
+
 }  // namespace sk

@@ -26,6 +26,10 @@ constexpr std::size_t request_line_overhead = 32;
 /// How long a closing connection waits for the client to close its side.
 constexpr auto linger_timeout = std::chrono::seconds(2);
 
+/// How long a draining connection waits for the one request whose response
+/// announces the close.
+constexpr std::chrono::milliseconds drain_read_timeout{1000};
+
 /// Network errors that are part of normal life (clients vanish, time out).
 bool expected_network_error(const beast::error_code& ec) {
   return ec == asio::error::operation_aborted || ec == beast::error::timeout ||
@@ -127,15 +131,45 @@ void http_session::note_waiting() {
 void http_session::begin_drain() {
   if (closed_ || lingering_ || draining_) return;
   draining_ = true;
-  if (in_flight() == 0) {
-    // Idle, or in the middle of reading a request nobody is waiting for.
-    close_now();
+  // Finish what we owe; the last response announces the close.
+  if (in_flight() != 0 && close_last_response()) {
+    read_closed_ = true;
     return;
   }
-  // Finish what we owe; the last response announces the close.
+  // Every response owed is on the wire already without the close, or none
+  // is owed (an idle keep-alive connection, or one whose next requests are
+  // on their way): one more request is read and its response announces
+  // the close, so a pipelining client learns of the close from a response
+  // instead of a write into a closed socket. A client that sends none is
+  // closed at the (short) read deadline.
+  linger_timer_.expires_after(drain_read_timeout);
+  linger_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->end_drain_wait();
+  });
+  maybe_read();
+}
+
+void http_session::end_drain_wait() {
+  if (closed_ || lingering_ || read_closed_) return;  // the request came, or closed already
   read_closed_ = true;
-  slot& last = slot_for(next_seq_ - 1);
-  if (!last.ready) last.close_after = true;
+  maybe_finish();  // else the write under way finishes it
+}
+
+bool http_session::close_last_response() {
+  const std::uint64_t last_seq = next_seq_ - 1;
+  slot& last = slot_for(last_seq);
+  if (last.close_after) return true;
+  if (!last.ready) {
+    last.close_after = true;  // framed with the header when its answer comes
+    return true;
+  }
+  if (last_seq >= head_seq_ + writing_count_) {
+    // Framed, not yet being written: the header is put in.
+    last.close_after = true;
+    mark_connection_close(last.wire);
+    return true;
+  }
+  return false;
 }
 
 // -- reading ------------------------------------------------------------------
@@ -153,7 +187,10 @@ void http_session::do_read() {
       ctx_.cfg.max_url_length + ctx_.cfg.max_header_bytes + request_line_overhead));
   // Tracker requests are GETs without a body; any body is refused (413).
   parser_->body_limit(0);
-  stream_.expires_after(ctx_.cfg.read_timeout);
+  // Draining: the one request read to announce the close waits briefly.
+  stream_.expires_after(draining_ ? std::min<std::chrono::milliseconds>(ctx_.cfg.read_timeout,
+                                                                       drain_read_timeout)
+                                  : ctx_.cfg.read_timeout);
   reading_ = true;
   http::async_read(stream_, buffer_, *parser_,
                    beast::bind_front_handler(&http_session::on_read, shared_from_this()));
@@ -192,6 +229,7 @@ void http_session::on_read(beast::error_code ec, std::size_t bytes) {
     return;
   }
   handle_request(bytes);
+  if (draining_ && in_flight() != 0 && close_last_response()) read_closed_ = true;
   maybe_write();
   maybe_read();
   note_waiting();
@@ -525,7 +563,9 @@ void http_session::on_write(beast::error_code ec, std::size_t) {
 
 void http_session::maybe_finish() {
   if (closed_ || lingering_ || !read_closed_ || in_flight() != 0 || writing_count_ != 0) return;
-  if (sent_close_)
+  // A drain closes with the client possibly still sending: linger, so that
+  // its unread bytes do not turn the close into a reset.
+  if (sent_close_ || draining_)
     linger_close();
   else
     close_now();

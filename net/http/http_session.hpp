@@ -151,6 +151,11 @@ class http_session final : public std::enable_shared_from_this<http_session> {
   void linger_close();
   void do_discard();
   void close_now();
+  /// Makes the last response in the ring announce the close; false when
+  /// it is being written already.
+  bool close_last_response();
+  /// A draining connection's wait for one more request is over.
+  void end_drain_wait();
   void begin_drain();
   void shed_now();
   /// Publishes `waiting_since` after the session's state changed.

@@ -26,6 +26,31 @@ TEST(FrameResponse, ConnectionAndExtraHeaders) {
             "Connection: keep-alive\r\n\r\nok");
 }
 
+TEST(FrameResponse, AFramedResponseIsMarkedToCloseAfterwards) {
+  std::string out;
+  frame_response(out, http_status::ok, "text/plain", "d8:intervali1800ee", connection_header::none);
+  mark_connection_close(out);
+  EXPECT_EQ(out,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 18\r\n"
+            "Connection: close\r\n\r\nd8:intervali1800ee");
+  frame_response(out, http_status::ok, "text/plain", "ok", connection_header::keep_alive,
+                 "Retry-After: 60\r\n");
+  mark_connection_close(out);
+  EXPECT_EQ(out,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
+            "Connection: close\r\nRetry-After: 60\r\n\r\nok");
+  const std::string closed = out;
+  mark_connection_close(out);
+  EXPECT_EQ(out, closed) << "a response that closes already is left alone";
+  // A body that spells a header is not mistaken for one.
+  frame_response(out, http_status::ok, "text/plain", "\r\nConnection: keep-alive\r\n",
+                 connection_header::none);
+  mark_connection_close(out);
+  EXPECT_EQ(out,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 26\r\n"
+            "Connection: close\r\n\r\n\r\nConnection: keep-alive\r\n");
+}
+
 TEST(FrameResponse, ReusesCapacity) {
   std::string out;
   frame_response(out, http_status::ok, "text/plain", std::string(300, 'x'),
