@@ -918,7 +918,6 @@ def check_peer_lists(daemon, hashes, peers, sample, args, stats_lines):
                                 % (swarm, transport, len(miss), len(expected), sorted(miss)[:5],
                                    len(bad), sorted(bad)[:5]))
             stats_lines.append((swarm, transport, len(expected), len(listed)))
-        # the checker leaves again
     http.close()
     return expected_total, missing_total, stopped_listed, problems
 
