@@ -73,6 +73,14 @@ class allocator;
 /// they live on pages of their own, given back the moment a growth frees
 /// them (tracker/page_allocator.hpp).
 ///
+/// Peers per address. With `max_peers_per_address` set, a new peer whose
+/// address (IPv4, or IPv6 /64) holds that many is `rejected`. The counts
+/// (`address_counts`: 6 bytes per IPv4 slot, 10 per IPv6 slot, about 8-16
+/// bytes per peer) exist only while the table holds at least the bound's
+/// number of peers: a smaller table cannot hold a full address. Each hot
+/// entry carries its address's 16-bit keyed tag (`addr_tag`, in bytes the
+/// entry had spare) for selection's per-reply share of one address.
+///
 /// Quarantine. Quarantined peers (`flag_quarantined` in their traits) are
 /// kept OUT of every sampling set, so no selection (uniform or policy) can
 /// return them and uniform selection needs no rejection:
