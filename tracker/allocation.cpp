@@ -218,18 +218,19 @@ bool allocator::acceptable(const peer_table& t, std::uint32_t i) const {
   return !(avoid_unreachable_ && (h.flags & flag_unreachable) != 0);
 }
 
-void allocator::pick(peer_table& t, std::uint32_t i) {
+bool allocator::pick(peer_table& t, std::uint32_t i) {
   peer_table::hot_entry& h = t.hot_[i];
   if (!scratch.take_share(h.addr_tag, i, [&t](std::uint32_t a, std::uint32_t b) {
         const ip_address& x = t.records_[a].ip;
         const ip_address& y = t.records_[b].ip;
         return x.v6 == y.v6 && address_bits(x) == address_bits(y);
       })) {
-    return;  // its address has its share of this reply; see `take_scan`
+    return false;  // its address has its share of this reply; see `take_scan`
   }
   h.mark = t.mark_epoch_;
   ++h.served;
   scratch.picked.push_back(i);
+  return true;
 }
 
 namespace {
@@ -408,6 +409,8 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
         continue;
       }
       ++r.count;
+      if (!pick(t, i)) --r.count;  // not revealed after all
+      continue;
     }
     pick(t, i);
   }

@@ -228,8 +228,8 @@ class allocator {
   /// reachable when the reachability rule is on.
   bool acceptable(const peer_table& t, std::uint32_t i) const;
   /// Adds record i to the reply, unless its address holds its share of the
-  /// reply already (`allocation_config::max_address_share`).
-  void pick(peer_table& t, std::uint32_t i);
+  /// reply already (`allocation_config::max_address_share`); whether it did.
+  bool pick(peer_table& t, std::uint32_t i);
   std::size_t draw_budget(std::size_t want) const noexcept;
 
   std::shared_ptr<const allocation_config> cfg_;
