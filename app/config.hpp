@@ -101,6 +101,9 @@ struct daemon_settings {
   std::string log_level = "info";
   /// `log.format`: "text" or "json" (app/logging.hpp).
   std::string log_format = "text";
+  /// The node's budget of per-swarm info lines (runtime/swarm_actor_log.hpp).
+  double log_swarm_lines_per_minute = 60.0;
+  std::uint32_t log_swarm_lines_burst = 100;
   /// The state file ([state]); off while `dir` is empty.
   state_config state;
   /// How long SIGINT/SIGTERM waits for open requests before stopping.

@@ -251,6 +251,8 @@ void resolve_swarm(reader& r, swarm_config& s, client_ban_list& bans) {
   s.sweep_batch = r.count<std::size_t>("tracker.sweep-batch");
   s.idle_lifetime = r.seconds("tracker.idle-swarm-time");
   s.max_peers = r.count<std::size_t>("tracker.max-peers-per-swarm");
+  s.max_peers_per_address = r.count<std::size_t>("tracker.max-peers-per-address");
+  s.max_backlog = r.count<std::size_t>("tracker.max-swarm-backlog");
   s.rng_seed = r.count<std::uint64_t>("tracker.rng-seed");
   s.intervals.starving_leecher_scale = r.number("tracker.starving-interval-scale");
   s.intervals.large_swarm_peers = r.count<std::size_t>("tracker.large-swarm-peers");
@@ -300,6 +302,7 @@ void resolve_swarm(reader& r, swarm_config& s, client_ban_list& bans) {
   s.default_policy = parse_policy(r.string("allocation.policy")).value_or(policy_kind::adaptive);
   auto& a = s.allocation;
   a.leecher_seeder_share = r.number("allocation.leecher-seeder-share");
+  a.max_address_share = r.number("allocation.max-address-share");
   a.stalled_boost_fraction = r.number("allocation.stalled-boost-fraction");
   a.flash_crowd_seeder_ratio = r.number("allocation.flash-crowd-seeder-ratio");
   a.flash_crowd_reveal = r.count<std::uint32_t>("allocation.flash-crowd-reveal");
@@ -462,6 +465,8 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   // The schema's choices are names spdlog::level::from_str reads.
   out.log_level = r.string("log.level");
   out.log_format = r.string("log.format");
+  out.log_swarm_lines_per_minute = r.number("log.swarm-lines-per-minute");
+  out.log_swarm_lines_burst = r.count<std::uint32_t>("log.swarm-lines-burst");
   out.drain_timeout = r.millis("shutdown.drain-timeout");
   out.state.dir = r.string("state.dir");
   out.state.period = r.millis("state.snapshot-period");

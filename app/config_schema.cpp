@@ -216,6 +216,17 @@ std::vector<option_def> option_table() {
       integer("tracker", "max-peers-per-swarm", 200000, 1, u32_count_max,
               "most peers stored per swarm, a new one beyond is refused with 'retry in' (above "
               "the largest public swarms, ~150k peers; ~30 MB; bounds peer_id flooding)"),
+      integer("tracker", "max-peers-per-address", 256, 0, 65535,
+              "most peers one address (an IPv4 address, an IPv6 /64) may hold in one swarm, a new "
+              "one beyond is refused with 'retry in', its known peers are served; 0: unbounded. "
+              "Generous because NAT and carrier-grade NAT put many real peers behind one IPv4 "
+              "address (one CGNAT address serves hundreds of subscribers, rarely more than a few "
+              "dozen of them in one torrent); still stops one host from filling a swarm with "
+              "fake seeders"),
+      integer("tracker", "max-swarm-backlog", 32768, 0, 1 << 24,
+              "most messages one swarm lets wait in its mailbox; an announce beyond is answered "
+              "'swarm busy' with 'retry in' without being applied (a swarm that cannot keep up "
+              "sheds load instead of queueing without bound); 0: unbounded"),
       integer("tracker", "max-scrape-hashes", 74, 1, 1000,
               "most info_hash values in one scrape request"),
       integer("tracker", "rng-seed", 0, 0, int64_max,
@@ -301,6 +312,10 @@ std::vector<option_def> option_table() {
               "flash-crowd: leechers each seeder is revealed to per round"),
       integer("allocation", "contribution-floor", 10, 0, 10000,
               "poor contributors still get at least this many peers"),
+      real("allocation", "max-address-share", 0.125, 0.001, 1.0,
+           "most of one reply the peers of one address (IPv4, IPv6 /64) may take while peers of "
+           "other addresses remain: max(1, numwant x this); the reply is filled from the "
+           "crowded addresses only when no other peer is left; 1: no share"),
       // [remediation]
       flag("remediation", "enable", true,
            "spawn a remediation actor for degraded/critical swarms"),
@@ -428,6 +443,14 @@ std::vector<option_def> option_table() {
       // [log]
       choice("log", "level", "info", log_level_choices(),
              "log level (nothing is logged per request above debug)"),
+      real("log", "swarm-lines-per-minute", 60.0, 0.0, 1e6,
+           "per-swarm info lines (remediation actions, starts and ends, a swarm below its cap "
+           "again) the whole node writes per minute at most, after a burst of "
+           "swarm-lines-burst; the rest are counted and summarised in one warning per minute "
+           "(so a flood of swarms cannot fill the disk); warnings, errors and operator actions "
+           "are never held back"),
+      integer("log", "swarm-lines-burst", 100, 1, 1000000,
+              "per-swarm info lines that may come at once after a quiet time"),
       // [log] format
       choice("log", "format", "text", {"text", "json"},
              "log line format: text (2026-12-01T16:50:00.123Z info ...) or json (one object "

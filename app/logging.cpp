@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "admin/admin_log.hpp"
+#include "runtime/swarm_actor_log.hpp"
 
 namespace sk {
 
@@ -129,6 +130,13 @@ void setup_logging(const std::string& level, log_format f) {
   logger->set_level(admin_api::parse_log_level(level).value_or(spdlog::level::info));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(std::move(logger));
+}
+
+void setup_swarm_log_budget(double lines_per_minute, std::uint32_t burst) {
+  log_limiter::limits l;
+  l.lines_per_minute = lines_per_minute;
+  l.burst = burst;
+  swarm_log::instance().configure(l);
 }
 
 }  // namespace sk

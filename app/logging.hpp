@@ -8,6 +8,7 @@
 ///
 /// The level can change at run time (admin API, admin/admin_log.hpp).
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -28,5 +29,9 @@ std::unique_ptr<spdlog::formatter> make_log_formatter(log_format f);
 /// Installs the stderr logger as the default one, at `level` (a name from
 /// admin_api::log_level_names()) in format `f`.
 void setup_logging(const std::string& level, log_format f);
+
+/// Sets the node's budget of per-swarm info lines (`log.swarm-lines-per-minute`,
+/// `log.swarm-lines-burst`; runtime/swarm_actor_log.hpp).
+void setup_swarm_log_budget(double lines_per_minute, std::uint32_t burst);
 
 }  // namespace sk

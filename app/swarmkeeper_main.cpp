@@ -317,6 +317,7 @@ int main(int argc, char** argv) {
   sk::log_format format = sk::log_format::text;
   sk::parse_log_format(settings.log_format, format);  // the schema allows only its names
   sk::setup_logging(settings.log_level, format);
+  sk::setup_swarm_log_budget(settings.log_swarm_lines_per_minute, settings.log_swarm_lines_burst);
   for (const auto& w : settings.warnings) spdlog::warn("config: {}", w);
   sk::register_message_types(cfg);
   try {

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/swarm_actor_log.hpp"
 #include "runtime/swarm_interface.hpp"
 
 namespace sk {
@@ -29,8 +30,10 @@ void carry_out(remediation_actor_ptr self, remediation_plan::step step) {
     set_knobs(self, *step.knobs);
   }
   for (auto& rec : step.records) {
-    // One line per action (never per announce).
-    spdlog::info("remediation of swarm {}: {}", st.hash.hex(), to_string(rec));
+    // One line per action (never per announce), within the node's budget
+    // of per-swarm lines (runtime/swarm_actor_log.hpp).
+    swarm_log::instance().info(self->clock().now(), "remediation of swarm {}: {}", st.hash.hex(),
+                               to_string(rec));
     self->send(st.swarm, history_atom::value, caf::put_atom::value, std::move(rec));
   }
   if (step.done) {

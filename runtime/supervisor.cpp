@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/swarm_actor_log.hpp"
+
 namespace sk {
 
 std::string supervisor_config::validate() const {
@@ -237,7 +239,13 @@ void on_remediation_down(supervisor_actor_ptr self, const caf::down_msg& dm,
                                        std::to_string(st.cfg.operator_holdoff.count()) + " s"
                                  : "healthy; " + restored;
   if (stopped) ++st.counters.remediations_stopped;
-  spdlog::info("supervisor: remediation of swarm {} ended ({})", hash.hex(), detail);
+  if (stopped) {
+    // An operator's action: always logged.
+    spdlog::info("supervisor: remediation of swarm {} ended ({})", hash.hex(), detail);
+  } else {
+    swarm_log::instance().info(self->clock().now(), "supervisor: remediation of swarm {} ended ({})",
+                               hash.hex(), detail);
+  }
   note(self, hash, "remediation-ended", std::move(detail));
 }
 
@@ -418,8 +426,9 @@ void on_health(supervisor_actor_ptr self, const info_hash& hash, const health_re
     st.holdoff.erase(h);
   }
   spawn_remediation(self, hash, e, r, 0);
-  spdlog::info("supervisor: swarm {} is {} ({}): remediation started", hash.hex(),
-               to_string(r.state), reasons_to_string(r.reasons));
+  swarm_log::instance().info(self->clock().now(),
+                             "supervisor: swarm {} is {} ({}): remediation started", hash.hex(),
+                             to_string(r.state), reasons_to_string(r.reasons));
   note(self, hash, "remediation-started",
        std::string(to_string(r.state)) + " [" + reasons_to_string(r.reasons) + "]");
 }

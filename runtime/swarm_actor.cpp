@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/swarm_actor_log.hpp"
 #include "runtime/swarm_snapshot.hpp"
 
 namespace sk {
@@ -38,6 +39,16 @@ void add_totals(swarm_state& st) {
   add(st.totals->banned, n.banned, st.added_banned);
   add(st.totals->refused, n.refused, st.added_refused);
   add(st.totals->completed, st.core->table().downloaded(), st.added_completed);
+  add(st.totals->address_refused, n.address_refused, st.added_address_refused);
+}
+
+/// Whether `flag` (a bound of the node) was reached for the first time
+/// since start: its one log line. Without node totals (a swarm nobody
+/// tracks, tests) the process's own flag stands in.
+bool first_reached(swarm_state& st, std::atomic<bool> swarm_totals::*flag) {
+  static swarm_totals untracked;
+  swarm_totals& t = st.totals ? *st.totals : untracked;
+  return !(t.*flag).exchange(true, std::memory_order_relaxed);
 }
 
 /// Counts of the core from now on only (start, merged snapshots).
@@ -48,12 +59,14 @@ void skip_totals(swarm_state& st) {
   st.added_banned = n.banned;
   st.added_refused = n.refused;
   st.added_completed = st.core->table().downloaded();
+  st.added_address_refused = n.address_refused;
 }
 
 /// Brings the node census up to the table's size, and logs the moments the
 /// node's peer cap and this swarm's own are reached and cleared (once each,
 /// not per announce). `refused` is the cap the last announce met, if any.
-void update_census(swarm_state& st, peer_cap_refusal refused = peer_cap_refusal::none) {
+void update_census(swarm_state& st, caf::actor_clock::time_point now,
+                   peer_cap_refusal refused = peer_cap_refusal::none) {
   census_share& cs = st.census;
   node_census* census = cs.census;
   if (census == nullptr) return;
@@ -74,8 +87,8 @@ void update_census(swarm_state& st, peer_cap_refusal refused = peer_cap_refusal:
   } else if (cs.at_cap && size < core.config().max_peers) {
     cs.at_cap = false;
     census->swarm_at_peer_cap(-1);
-    spdlog::info("swarm {}: {} peers, below its cap again; new peers accepted", core.hash().hex(),
-                 size);
+    swarm_log::instance().info(now, "swarm {}: {} peers, below its cap again; new peers accepted",
+                               core.hash().hex(), size);
   }
   if (refused == peer_cap_refusal::node_full) {
     if (census->reach(node_cap::peers))
@@ -141,21 +154,58 @@ swarm_status make_status(const swarm_core& c, std::uint32_t max_peers, caf::acto
   return s;
 }
 
+/// Answers `t` "swarm busy" unapplied when more than `max_backlog`
+/// messages wait behind it; true when it did.
+bool shed(swarm_actor_ptr self, announce_ticket& t) {
+  auto& st = self->state;
+  const std::size_t bound = st.core->config().max_backlog;
+  if (bound == 0) return false;
+  const std::size_t waiting = self->mailbox().size();
+  if (waiting <= bound) return false;
+  announce_result& res = st.scratch;
+  reset_result(res);
+  res.failure_reason = swarm_busy_reason;
+  res.retry_in_minutes = st.core->config().busy_retry_in_minutes;
+  res.stats = st.core->scrape();
+  t.complete(res);
+  if (st.totals) st.totals->backlog_shed.fetch_add(1, std::memory_order_relaxed);
+  if (first_reached(st, &swarm_totals::backlog_reached)) {
+    spdlog::warn(
+        "swarm {}: {} messages wait in its mailbox, above tracker.max-swarm-backlog = {}: "
+        "announces beyond are answered 'swarm busy' with retry in (first time since start; "
+        "counted in swarm_totals::backlog_shed)",
+        st.core->hash().hex(), waiting, bound);
+  }
+  return true;
+}
+
 /// The one announce path: the core's announce, answered through the ticket.
 void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
   auto& st = self->state;
+  if (t.announce.request.hash == st.core->hash() && shed(self, t)) return;
   // One result object reused across tickets: its buffers keep their
   // capacity, so a warm swarm answers without allocating.
   announce_result& res = st.scratch;
   reset_result(res);
-  if (!st.core->announce(t.announce, self->clock().now(), res)) {
+  const auto now = self->clock().now();
+  const std::uint64_t address_refused = st.core->counters().address_refused;
+  if (!st.core->announce(t.announce, now, res)) {
     t.fail();
     return;
   }
   // Before the answer: whoever reads the census after an answer sees the
   // peer it stored.
-  update_census(st, static_cast<peer_cap_refusal>(res.refused_at_cap));
+  update_census(st, now, static_cast<peer_cap_refusal>(res.refused_at_cap));
   t.complete(res);
+  if (st.core->counters().address_refused != address_refused &&
+      first_reached(st, &swarm_totals::address_cap_reached)) {
+    spdlog::warn(
+        "swarm {}: address {} holds {} peers, tracker.max-peers-per-address; new peers from an "
+        "address at the bound are refused with retry in (first time since start; counted in "
+        "swarm_totals::address_refused)",
+        st.core->hash().hex(), t.announce.peer.ip.to_string(),
+        st.core->table().peers_at(t.announce.peer.ip));
+  }
   add_totals(st);
   publish_share(st);
   send_probes(self);
@@ -246,7 +296,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
   }
   skip_totals(st);
   st.census.census = st.core->settings()->node.census.get();
-  update_census(st);
+  update_census(st, self->clock().now());
   // A restarted or installed swarm starts with peers: counted from now.
   publish_share(st);
   st.core->set_probing(static_cast<bool>(st.prober));
@@ -326,7 +376,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
         merge_snapshot(*self->state.core, s, self->clock().now());
         skip_totals(self->state);
         publish_share(self->state);
-        update_census(self->state);
+        update_census(self->state, self->clock().now());
       },
       // -- the prober's answers ---------------------------------------------------
       [self](probe_atom, const probe_result& r) {
@@ -349,7 +399,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
         const auto now = self->clock().now();
         const auto r = st.core->sweep(now);
         publish_share(st);
-        update_census(st);
+        update_census(st, now);
         if (!r.cycle_done) {
           // More to examine: continue behind whatever is queued now, so a
           // big table never holds up announces for a whole cycle.
@@ -370,7 +420,11 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
       },
       [self](caf::tick_atom) {
         auto& st = self->state;
-        auto changed = st.core->tick(self->clock().now());
+        const auto now = self->clock().now();
+        // A summary of suppressed per-swarm lines must not wait for the
+        // next such line.
+        swarm_log::instance().flush(now);
+        auto changed = st.core->tick(now);
         publish_share(st);
         if (changed && st.supervisor) {
           self->send(st.supervisor, health_atom::value, st.core->hash(), *changed);

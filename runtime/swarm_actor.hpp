@@ -76,6 +76,14 @@
 /// The sweep runs every `sweep_period`; a cycle over a big table is split
 /// into messages of at most `sweep_batch` peers, each sent to itself so that
 /// queued announces are served between them.
+///
+/// Backlog: an announce ticket that finds more than `max_backlog` messages
+/// waiting in the mailbox behind it is answered "swarm busy, retry later"
+/// (failure reason with `retry in`) without running the core: the oldest
+/// tickets, those nearest their gateway deadline, go first, each for the
+/// price of one mailbox count (CAF 0.17's `mailbox().size()`: it moves the
+/// newly arrived messages into the actor's queue, which the next read does
+/// anyway, and sums four counters).
 
 #include <array>
 #include <atomic>
@@ -128,6 +136,18 @@ struct swarm_totals {
   std::atomic<std::int64_t> partial_seeds{0};
   std::atomic<std::int64_t> peers_ipv4{0};
   std::atomic<std::int64_t> peers_ipv6{0};
+
+  // -- the bounds against one outsider (counters since start) -----------------
+
+  /// New peers refused because their address held
+  /// `tracker.max-peers-per-address` peers of the swarm.
+  std::atomic<std::uint64_t> address_refused{0};
+  /// Announces answered "swarm busy" unapplied because more than
+  /// `tracker.max-swarm-backlog` messages waited behind them.
+  std::atomic<std::uint64_t> backlog_shed{0};
+  /// Whether each bound was reached since start (its one log line).
+  std::atomic<bool> address_cap_reached{false};
+  std::atomic<bool> backlog_reached{false};
 };
 
 /// What one swarm actor counts in `swarm_totals`' gauges.
@@ -232,6 +252,7 @@ struct swarm_state {
   std::uint64_t added_banned = 0;
   std::uint64_t added_refused = 0;
   std::uint64_t added_completed = 0;
+  std::uint64_t added_address_refused = 0;
   /// This actor's share in `totals`' gauges now.
   swarm_share published;
 

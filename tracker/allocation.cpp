@@ -17,42 +17,7 @@ std::size_t ceil_share(std::size_t n, double f) {
   return x <= 0 ? 0 : std::min(n, static_cast<std::size_t>(x));
 }
 
-bool in_unit(double x, bool zero_ok) {
-  return std::isfinite(x) && (zero_ok ? x >= 0.0 : x > 0.0) && x <= 1.0;
-}
-
 }  // namespace
-
-std::string allocation_config::validate() const {
-  if (!in_unit(flash_crowd_seeder_ratio, true)) {
-    return "allocation.flash_crowd_seeder_ratio must be in [0, 1]";
-  }
-  if (flash_crowd_reveal == 0) {
-    return "allocation.flash_crowd_reveal must be at least 1";
-  }
-  if (flash_crowd_seeders_per_reply == 0) {
-    return "allocation.flash_crowd_seeders_per_reply must be at least 1";
-  }
-  if (!in_unit(leecher_seeder_share, false)) {
-    return "allocation.leecher_seeder_share must be in (0, 1]";
-  }
-  if (!in_unit(stalled_boost_fraction, false)) {
-    return "allocation.stalled_boost_fraction must be in (0, 1]";
-  }
-  if (!in_unit(contribution_weight, true)) {
-    return "allocation.contribution_weight must be in [0, 1]";
-  }
-  if (candidate_oversampling == 0 || candidate_oversampling > 64) {
-    return "allocation.candidate_oversampling must be in [1, 64]";
-  }
-  if (flash_crowd_oversampling == 0 || flash_crowd_oversampling > 64) {
-    return "allocation.flash_crowd_oversampling must be in [1, 64]";
-  }
-  if (extra_draws_per_peer > 64) {
-    return "allocation.extra_draws_per_peer must be at most 64";
-  }
-  return {};
-}
 
 allocator::allocator(allocation_config cfg, std::uint64_t seed)
     : cfg_(std::make_shared<const allocation_config>(std::move(cfg))), rng_(seed) {}
@@ -70,61 +35,74 @@ namespace {
 struct selection_scratch {
   std::vector<std::uint32_t> picked;
   std::vector<std::pair<float, std::uint32_t>> candidates;
+  /// Picks of this reply per address tag (`hot_entry::addr_tag`): open
+  /// addressing over parallel arrays, valid where `stamps` equals `stamp`
+  /// (cleared in O(1) per reply).
+  std::vector<std::uint16_t> tags;
+  std::vector<std::uint16_t> counts;
+  std::vector<std::uint32_t> stamps;
+  /// The records_ index of each tag's first pick.
+  std::vector<std::uint32_t> first;
+  std::uint32_t stamp = 0;
+  std::uint32_t mask = 0;
+  /// Most picks per address tag in this reply; 0: no share applies.
+  std::size_t share_limit = 0;
+  /// A pick was refused for its address's share in this reply.
+  bool share_refused = false;
+
+  /// Starts a reply of at most `n` picks with at most `limit` per tag.
+  void reset_shares(std::size_t n, std::size_t limit) {
+    share_limit = limit;
+    share_refused = false;
+    if (limit == 0) return;
+    std::size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    if (stamps.size() < cap) {
+      tags.assign(cap, 0);
+      counts.assign(cap, 0);
+      stamps.assign(cap, 0);
+      first.assign(cap, 0);
+      stamp = 0;
+    }
+    mask = static_cast<std::uint32_t>(cap - 1);
+    if (++stamp == 0) {
+      std::fill(stamps.begin(), stamps.end(), 0);
+      stamp = 1;
+    }
+  }
+  /// Counts one more pick of `tag` (record `i`) and returns true, or returns
+  /// false when its address holds its share already. Tags are 16 bits: when
+  /// a tag at its share belongs to another address than its first pick's,
+  /// the two merely collide, and the pick is allowed (`same_address` reads
+  /// the records, only then).
+  template <class SameAddress>
+  bool take_share(std::uint16_t tag, std::uint32_t i, SameAddress&& same_address) {
+    if (share_limit == 0) return true;
+    // Picks are at most n and the table has 2n slots or more: a free slot
+    // always ends the probe.
+    for (std::uint32_t s = (tag * 0x9e37u) & mask;; s = (s + 1) & mask) {
+      if (stamps[s] != stamp) {
+        stamps[s] = stamp;
+        tags[s] = tag;
+        counts[s] = 1;
+        first[s] = i;
+        return true;
+      }
+      if (tags[s] == tag) {
+        if (counts[s] < share_limit) {
+          ++counts[s];
+          return true;
+        }
+        if (!same_address(first[s], i)) return true;
+        share_refused = true;
+        return false;
+      }
+    }
+  }
 };
 thread_local selection_scratch scratch;
 
 }  // namespace
-
-bool allocator::flash_condition(const health_report* swarm) const {
-  if (swarm == nullptr) {
-    return false;
-  }
-  if ((swarm->reasons & (reason_flash_crowd | reason_few_seeders)) != 0) {
-    return true;
-  }
-  return swarm->leechers >= cfg_->flash_crowd_min_leechers &&
-         static_cast<double>(swarm->seeders) <
-             static_cast<double>(swarm->leechers) * cfg_->flash_crowd_seeder_ratio;
-}
-
-policy_kind allocator::resolve(policy_kind requested, const health_report* swarm) const {
-  if (requested != policy_kind::adaptive) {
-    return requested;
-  }
-  return flash_condition(swarm) ? policy_kind::flash_crowd : policy_kind::seeder_rotation;
-}
-
-policy_kind allocator::resolve(policy_kind requested, const allocation_request& req,
-                               const health_report* swarm) const {
-  if (requested != policy_kind::adaptive) {
-    return requested;
-  }
-  const bool flash = flash_condition(swarm);
-  if (req.requester_seeder) {
-    return flash ? policy_kind::flash_crowd : policy_kind::role_aware;
-  }
-  if (flash) {
-    return policy_kind::flash_crowd;
-  }
-  if (req.requester_traits != nullptr && req.requester_traits->has(flag_stalled)) {
-    return policy_kind::stalled_boost;
-  }
-  return policy_kind::seeder_rotation;
-}
-
-std::size_t allocator::effective_numwant(policy_kind policy,
-                                         const allocation_request& req) const {
-  const std::size_t n = req.numwant;
-  const bool weighted =
-      policy == policy_kind::contribution_weighted || policy == policy_kind::adaptive;
-  if (!weighted || req.requester_traits == nullptr ||
-      !req.requester_traits->has(flag_poor_contributor)) {
-    return n;
-  }
-  const auto scaled =
-      static_cast<std::size_t>(std::floor(static_cast<double>(n) * cfg_->contribution_weight));
-  return std::min(n, std::max(std::min(cfg_->contribution_floor, n), scaled));
-}
 
 // -- building blocks ----------------------------------------------------------
 
@@ -151,11 +129,19 @@ bool allocator::acceptable(const peer_table& t, std::uint32_t i) const {
   return !(avoid_unreachable_ && (h.flags & flag_unreachable) != 0);
 }
 
-void allocator::pick(peer_table& t, std::uint32_t i) {
+bool allocator::pick(peer_table& t, std::uint32_t i) {
   peer_table::hot_entry& h = t.hot_[i];
+  if (!scratch.take_share(h.addr_tag, i, [&t](std::uint32_t a, std::uint32_t b) {
+        const ip_address& x = t.records_[a].ip;
+        const ip_address& y = t.records_[b].ip;
+        return x.v6 == y.v6 && address_bits(x) == address_bits(y);
+      })) {
+    return false;  // its address has its share of this reply; see `take_scan`
+  }
   h.mark = t.mark_epoch_;
   ++h.served;
   scratch.picked.push_back(i);
+  return true;
 }
 
 namespace {
@@ -251,6 +237,28 @@ void allocator::take_uniform_all(peer_table& t, std::size_t want) {
   });
 }
 
+void allocator::take_scan(peer_table& t, std::size_t n, bool leechers_only) {
+  // Every candidate once, in storage order from a random start: only after
+  // the policy came out short because crowded addresses had their share,
+  // so the few peers of other addresses are found however many the crowded
+  // ones hold (sampling would mostly draw the crowd). O(candidates); the
+  // per-address bound of the table keeps a crowd small.
+  const concat_view v =
+      leechers_only ? role_view(t.pools_[1], family_)
+                    : view_of(t.v4_.owner, t.v4_.active, t.v6_.owner, t.v6_.active, family_);
+  if (v.size() == 0) {
+    return;
+  }
+  const std::uint32_t start = rng_.below(v.size());
+  for (std::uint32_t s = 0; s < v.size() && scratch.picked.size() < n; ++s) {
+    const std::uint32_t p = start + s;
+    const std::uint32_t i = v.at(p >= v.size() ? p - v.size() : p);
+    if (acceptable(t, i)) {
+      pick(t, i);
+    }
+  }
+}
+
 void allocator::take_uniform(peer_table& t, int role, std::size_t want) {
   const concat_view v = role_view(t.pools_[static_cast<std::size_t>(role)], family_);
   const std::size_t target = scratch.picked.size() + want;
@@ -312,6 +320,8 @@ void allocator::take_rotation(peer_table& t, std::size_t want, bool flash) {
         continue;
       }
       ++r.count;
+      if (!pick(t, i)) --r.count;  // not revealed after all
+      continue;
     }
     pick(t, i);
   }
@@ -417,7 +427,12 @@ void allocator::choose(peer_table& t, policy_kind policy, const allocation_reque
   if (n == 0) {
     return;
   }
-  switch (resolve(policy, req, swarm)) {
+  // One address's share of this reply (see allocation_config).
+  const auto share = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::floor(static_cast<double>(n) * cfg_->max_address_share)));
+  scratch.reset_shares(n, share < n ? share : 0);
+  const policy_kind chosen = resolve(policy, req, swarm);
+  switch (chosen) {
     case policy_kind::random:
       take_uniform_all(t, n);
       break;
@@ -452,6 +467,8 @@ void allocator::choose(peer_table& t, policy_kind policy, const allocation_reque
       }
       take_rotation(t, std::min<std::size_t>(n, cfg_->flash_crowd_seeders_per_reply), true);
       take_stratified(t, n - scratch.picked.size());
+      // Leechers the shares held back come before any seeder top-up.
+      fill_after_shares(t, n, true);
       take_rotation(t, n - scratch.picked.size(), true);  // leechers ran short
       // A round lasts as many leecher announces as there are leechers,
       // about one announce interval.
@@ -460,6 +477,25 @@ void allocator::choose(peer_table& t, policy_kind policy, const allocation_reque
         t.flash_served_ = 0;
       }
       break;
+  }
+  // Seeders get leechers only, and so does a leecher under flash-crowd
+  // (its seeders are rationed).
+  fill_after_shares(t, n, requester_seeder_ || chosen == policy_kind::flash_crowd);
+}
+
+void allocator::fill_after_shares(peer_table& t, std::size_t n, bool leechers_only) {
+  if (scratch.picked.size() >= n || !scratch.share_refused) {
+    return;
+  }
+  // Short because crowded addresses had their share: first every other
+  // address's peers, then, when none is left, the crowd (a swarm behind
+  // one NAT still gets full replies).
+  take_scan(t, n, leechers_only);
+  if (scratch.picked.size() < n) {
+    const std::size_t limit = scratch.share_limit;
+    scratch.share_limit = 0;
+    take_scan(t, n, leechers_only);
+    scratch.share_limit = limit;
   }
 }
 

@@ -107,6 +107,13 @@ struct allocation_config {
   /// picked, unreachable). Bounds the work; a swarm refusing nearly all
   /// candidates yields fewer peers rather than a scan.
   std::uint32_t extra_draws_per_peer = 3;
+  /// Most of one reply that the peers of one address (IPv4, IPv6 /64) may
+  /// take while peers of other addresses are left to hand out, as a share
+  /// of the peers wanted: max(1, floor(numwant × this)), in (0, 1]. 1: no
+  /// share. When every other address is handed out already, the reply is
+  /// filled from the crowded addresses (a swarm behind one NAT still gets
+  /// full replies).
+  double max_address_share = 0.125;
 
   /// Empty when usable, otherwise one sentence naming the first bad field.
   std::string validate() const;
@@ -211,10 +218,18 @@ class allocator {
   void take_top_progress(peer_table& t, std::size_t want);
   void take_stratified(peer_table& t, std::size_t want);
   void role_aware(peer_table& t, std::size_t n, bool rotation);
+  /// Walks every candidate (leechers only, or every role) until the reply
+  /// holds `n` peers (the fill after address shares refused picks).
+  void take_scan(peer_table& t, std::size_t n, bool leechers_only);
+  /// When address shares refused picks and the reply is short of `n`: the
+  /// other addresses' peers by `take_scan`, then the crowd's.
+  void fill_after_shares(peer_table& t, std::size_t n, bool leechers_only);
   /// Candidate test: not the requester, not quarantined, not picked, and
   /// reachable when the reachability rule is on.
   bool acceptable(const peer_table& t, std::uint32_t i) const;
-  void pick(peer_table& t, std::uint32_t i);
+  /// Adds record i to the reply, unless its address holds its share of the
+  /// reply already (`allocation_config::max_address_share`); whether it did.
+  bool pick(peer_table& t, std::uint32_t i);
   std::size_t draw_budget(std::size_t want) const noexcept;
 
   std::shared_ptr<const allocation_config> cfg_;

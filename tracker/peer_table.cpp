@@ -17,12 +17,34 @@ constexpr std::uint32_t no_slot = std::numeric_limits<std::uint32_t>::max();
 // -- peer_table --------------------------------------------------------------
 
 peer_table::peer_table(std::uint64_t seed, std::size_t max_peers,
-                       std::size_t max_addresses_per_id)
+                       std::size_t max_addresses_per_id, std::size_t max_peers_per_address)
     : index_seed_(seed),
       max_peers_(static_cast<std::uint32_t>(std::min<std::size_t>(max_peers, no_slot - 1))),
       max_addresses_per_id_(static_cast<std::uint32_t>(
           std::min<std::size_t>(max_addresses_per_id, std::numeric_limits<std::uint32_t>::max()))),
+      max_per_address_(static_cast<std::uint32_t>(
+          std::min<std::size_t>(max_peers_per_address, address_counts::max_count))),
       rng_(seed) {}
+
+void peer_table::build_address_counts() {
+  address_counts& a = addresses_.ensure();
+  a = address_counts(index_seed_);
+  for (std::uint32_t i = 0; i < records_.size(); ++i) {
+    a.add(records_[i].ip);
+  }
+}
+
+std::size_t peer_table::peers_at(const ip_address& ip) const noexcept {
+  if (const address_counts* a = addresses_.get()) {
+    return a->count(ip);
+  }
+  const std::uint64_t bits = address_bits(ip);
+  std::size_t n = 0;
+  for (std::uint32_t i = 0; i < records_.size(); ++i) {
+    n += records_[i].ip.v6 == ip.v6 && address_bits(records_[i].ip) == bits;
+  }
+  return n;
+}
 
 void peer_table::build_index() {
   key_index& index = index_.ensure();
@@ -74,6 +96,10 @@ void peer_table::compact(bool keep_last_removed) {
   } else if (index_.has_value()) {
     index_.get()->shrink(records_.size());
   }
+  if (addresses_.has_value() && records_.size() < max_per_address_ / 2) {
+    // Rebuilt when the table reaches the bound again (see `addresses_`).
+    addresses_.reset();
+  }
   shrink_if_loose(records_);
   shrink_if_loose(hot_);
   if (records_.empty()) {
@@ -115,6 +141,9 @@ std::size_t peer_table::heap_bytes() const noexcept {
   }
   if (last_removed_.has_value()) {
     n += sizeof(peer_traits);
+  }
+  if (const address_counts* a = addresses_.get()) {
+    n += sizeof(address_counts) + a->heap_bytes();
   }
   return n;
 }
@@ -230,7 +259,7 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     if (event == announce_event::stopped) {
       return {change::ignored, nullptr};
     }
-    if (records_.size() >= max_peers_) {
+    if (records_.size() >= max_peers_ || address_full(ep.ip)) {
       return {change::rejected, nullptr};
     }
     if (max_addresses_per_id_ != 0) {
@@ -254,6 +283,7 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     h.set(hot_v6, ep.ip.v6);
     h.set(hot_seeder, left == 0);
     h.set(hot_partial, partial);
+    h.addr_tag = address_tag(ep.ip, index_seed_);
     f.owner.push_back(i);
     f.compact.resize(f.compact.size() + f.width());
     reserve_one_more(records_);
@@ -267,6 +297,11 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
       index_.get()->insert(key, i);
     } else if (records_.size() > small_table) {
       build_index();
+    }
+    if (address_counts* a = addresses_.get()) {
+      a->add(ep.ip);
+    } else if (max_per_address_ != 0 && records_.size() >= max_per_address_) {
+      build_address_counts();
     }
     write_compact(i);
     // New peers are sampleable: move the new slot in front of the
@@ -331,6 +366,16 @@ bool peer_table::roam(const peer_key& from, const endpoint& to) {
   if (i == none || from.ip.v6 != to.ip.v6 || locate(peer_key{from.id, to.ip}) != none) {
     return false;
   }
+  address_counts* a = addresses_.get();
+  const bool same_address = address_bits(from.ip) == address_bits(to.ip);
+  if (a != nullptr && !same_address) {
+    if (a->count(to.ip) >= max_per_address_) {
+      return false;  // the new address is full: the client becomes a new peer there
+    }
+    a->remove(from.ip);
+    a->add(to.ip);
+  }
+  hot_[i].addr_tag = address_tag(to.ip, index_seed_);
   // Same id and family: the index entry (tag and home bucket) stays valid.
   record& r = records_[i];
   r.ip = to.ip;
@@ -363,6 +408,9 @@ void peer_table::remove_at(std::uint32_t i) {
   partial_ -= h.has(hot_partial);
   if (key_index* index = index_.get()) {
     index->erase(peer_key{r.id, r.ip}, i);
+  }
+  if (address_counts* a = addresses_.get()) {
+    a->remove(r.ip);
   }
   if (!h.has(hot_quarantined)) {
     pool_erase(i);

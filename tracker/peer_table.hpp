@@ -18,6 +18,7 @@
 #include "tracker/health_types.hpp"
 #include "tracker/lazy_box.hpp"
 #include "tracker/peer_index.hpp"
+#include "tracker/peer_index_address.hpp"
 #include "tracker/peer_sampler.hpp"
 #include "tracker/random.hpp"
 #include "protocol/reply.hpp"
@@ -72,6 +73,14 @@ class allocator;
 /// they live on pages of their own, given back the moment a growth frees
 /// them (tracker/page_allocator.hpp).
 ///
+/// Peers per address. With `max_peers_per_address` set, a new peer whose
+/// address (IPv4, or IPv6 /64) holds that many is `rejected`. The counts
+/// (`address_counts`: 6 bytes per IPv4 slot, 10 per IPv6 slot, about 8-16
+/// bytes per peer) exist only while the table holds at least the bound's
+/// number of peers: a smaller table cannot hold a full address. Each hot
+/// entry carries its address's 16-bit keyed tag (`addr_tag`, in bytes the
+/// entry had spare) for selection's per-reply share of one address.
+///
 /// Quarantine. Quarantined peers (`flag_quarantined` in their traits) are
 /// kept OUT of every sampling set, so no selection (uniform or policy) can
 /// return them and uniform selection needs no rejection:
@@ -108,15 +117,20 @@ class peer_table {
     updated,   ///< known peer refreshed (port, left, last seen)
     removed,   ///< `stopped` from a known peer
     ignored,   ///< `stopped` from an unknown peer
-    rejected,  ///< new peer, but the table is full (`max_peers`)
+    rejected,  ///< new peer, but the table is full (`max_peers`), its id is
+               ///< at too many addresses, or its address holds
+               ///< `max_peers_per_address` peers
   };
 
   /// `seed` seeds the selection PRNG; `max_peers` bounds the table
   /// (must be < 2^32 - 1); `max_addresses_per_id` bounds the records of one
   /// peer id per address family (0: unbounded; see
-  /// `default_max_addresses_per_id`).
+  /// `default_max_addresses_per_id`); `max_peers_per_address` bounds the
+  /// peers of one address (IPv4, or IPv6 /64; 0: unbounded; at most
+  /// `address_counts::max_count`).
   explicit peer_table(std::uint64_t seed = 0, std::size_t max_peers = 1000000,
-                      std::size_t max_addresses_per_id = default_max_addresses_per_id);
+                      std::size_t max_addresses_per_id = default_max_addresses_per_id,
+                      std::size_t max_peers_per_address = 0);
 
   /// Applies one announce. `left == 0` makes the peer a seeder. `completed`
   /// adds to `downloaded` the first time a stored peer sends it (also when
@@ -286,6 +300,22 @@ class peer_table {
     return v4_.owner.size() - v4_.active + v6_.owner.size() - v6_.active;
   }
   bool contains(const peer_key& k) const { return locate(k) != none; }
+
+  /// Most peers one address (IPv4, or IPv6 /64) may hold; 0: unbounded.
+  std::size_t max_peers_per_address() const noexcept { return max_per_address_; }
+  /// Whether a new peer at `ip` would be refused by `max_peers_per_address`.
+  /// O(1): below the bound's size the table cannot hold a full address and
+  /// keeps no counts.
+  bool address_full(const ip_address& ip) const noexcept {
+    const address_counts* a = addresses_.get();
+    return a != nullptr && a->count(ip) >= max_per_address_;
+  }
+  /// Peers stored at `ip`'s address (O(1) while the table keeps counts,
+  /// else O(size)); for tests and operators.
+  std::size_t peers_at(const ip_address& ip) const noexcept;
+  /// Whether the table keeps per-address counts now (it does from
+  /// `max_peers_per_address` peers on).
+  bool has_address_counts() const noexcept { return addresses_.has_value(); }
   /// The stored endpoint of `k` (port as last announced); false if unknown.
   bool find(const peer_key& k, endpoint& out) const;
   /// Whether `k` is stored and a seeder.
@@ -359,7 +389,9 @@ class peer_table {
     std::uint8_t flags = 0;
     /// `hot_*` bits.
     std::uint8_t state = 0;
-    std::uint16_t unused = 0;
+    /// `address_tag` of the peer's address: selection's per-reply share
+    /// of one address reads it here, never the record.
+    std::uint16_t addr_tag = 0;
 
     bool has(std::uint8_t bit) const noexcept { return (state & bit) != 0; }
     void set(std::uint8_t bit, bool on) noexcept {
@@ -432,6 +464,9 @@ class peer_table {
   void compact(bool keep_last_removed);
   /// Builds the index over every record (the table grew past small_table).
   void build_index();
+  /// Builds the per-address counts over every record (the table reached
+  /// `max_per_address_` peers).
+  void build_address_counts();
   /// The flash-crowd bookkeeping of record i (sized on first use).
   reveal_state& reveal_at(std::uint32_t i);
 
@@ -457,6 +492,8 @@ class peer_table {
   std::uint32_t partial_ = 0;
   std::uint32_t max_peers_;
   std::uint32_t max_addresses_per_id_;
+  /// 0: unbounded.
+  std::uint32_t max_per_address_;
   /// Sweep position in records_.
   std::uint32_t cursor_ = 0;
   /// The record the last announce touched and its key (`none` once that
@@ -476,6 +513,9 @@ class peer_table {
   std::vector<std::uint32_t> pending_;
   /// Set by each removal, dropped by `compact`.
   lazy_box<peer_traits> last_removed_;
+  /// Peers per address, present while the table holds at least
+  /// `max_per_address_` peers (and until a `compact` finds it below half).
+  lazy_box<address_counts> addresses_;
   fast_rng rng_;
 };
 

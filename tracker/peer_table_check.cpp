@@ -1,7 +1,9 @@
 // The consistency check of every cross-reference (tests).
 #include "tracker/peer_table.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace sk {
@@ -95,7 +97,7 @@ bool peer_table::check_invariants() const {
     }
     const auto port = static_cast<std::uint16_t>((static_cast<std::uint8_t>(bytes[len]) << 8) |
                                                  static_cast<std::uint8_t>(bytes[len + 1]));
-    if (port != r.port) {
+    if (port != r.port || h.addr_tag != address_tag(r.ip, index_seed_)) {
       return false;
     }
     seeders += h.has(hot_seeder);
@@ -104,6 +106,41 @@ bool peer_table::check_invariants() const {
   }
   if (seeders != seeders_ || records_.size() - seeders != leechers_ || partial != partial_) {
     return false;
+  }
+  // Per-address counts: kept from the bound's size on, exact, and never
+  // above the bound.
+  if (max_per_address_ != 0 && records_.size() >= max_per_address_ && !addresses_.has_value()) {
+    return false;
+  }
+  if (const address_counts* a = addresses_.get()) {
+    for (const record& r : records_) {
+      const std::size_t n = a->count(r.ip);
+      if (n == 0 || n > max_per_address_) {
+        return false;
+      }
+    }
+    std::size_t distinct = 0;
+    std::vector<std::pair<bool, std::uint64_t>> seen;
+    seen.reserve(records_.size());
+    for (const record& r : records_) seen.emplace_back(r.ip.v6, address_bits(r.ip));
+    std::sort(seen.begin(), seen.end());
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      if (i == 0 || seen[i] != seen[i - 1]) {
+        ++distinct;
+        const std::size_t run = static_cast<std::size_t>(
+            std::upper_bound(seen.begin() + static_cast<std::ptrdiff_t>(i), seen.end(), seen[i]) -
+            (seen.begin() + static_cast<std::ptrdiff_t>(i)));
+        ip_address ip;
+        ip.v6 = seen[i].first;
+        std::memcpy(ip.bytes.data(), &seen[i].second, ip.v6 ? 8 : 4);
+        if (a->count(ip) != run) {
+          return false;
+        }
+      }
+    }
+    if (distinct != a->size()) {
+      return false;
+    }
   }
   // downloaded_ also counts completions of peers that left since.
   return completed <= downloaded_;

@@ -1,5 +1,7 @@
 #include "tracker/swarm_config.hpp"
 
+#include "tracker/peer_index_address.hpp"
+
 #include <limits>
 #include <utility>
 
@@ -50,6 +52,17 @@ std::string swarm_config::validate() const {
   if (max_peers == 0 || max_peers >= std::numeric_limits<std::uint32_t>::max()) {
     return "max peers per swarm must be between 1 and 4294967294 (got " +
            std::to_string(max_peers) + ")";
+  }
+  if (max_peers_per_address > address_counts::max_count) {
+    return "max peers per address must be between 0 and " +
+           std::to_string(address_counts::max_count) + " (got " +
+           std::to_string(max_peers_per_address) + ")";
+  }
+  if (address_full_retry_in_minutes < 1) {
+    return "retry in for a full address must be at least 1 minute";
+  }
+  if (busy_retry_in_minutes < 1) {
+    return "retry in for a busy swarm must be at least 1 minute";
   }
   if (health_tick <= seconds{0}) {
     return "health tick must be positive (got " + seconds_text(health_tick) + ")";
@@ -107,10 +120,10 @@ namespace {
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(behaviour_config) == 104, "a behaviour_config field was added: compare it");
 static_assert(sizeof(health_config) == 136, "a health_config field was added: compare it");
-static_assert(sizeof(allocation_config) == 72, "an allocation_config field was added: compare it");
+static_assert(sizeof(allocation_config) == 80, "an allocation_config field was added: compare it");
 static_assert(sizeof(interval_control) == 40, "an interval_control field was added: compare it");
 static_assert(sizeof(probe_settings) == 32, "a probe_settings field was added: compare it");
-static_assert(sizeof(swarm_config) == 536, "a swarm_config field was added: compare it");
+static_assert(sizeof(swarm_config) == 576, "a swarm_config field was added: compare it");
 #endif
 
 bool same(const behaviour_config& a, const behaviour_config& b) noexcept {
@@ -155,7 +168,8 @@ bool same(const allocation_config& a, const allocation_config& b) noexcept {
          a.contribution_floor == b.contribution_floor &&
          a.candidate_oversampling == b.candidate_oversampling &&
          a.flash_crowd_oversampling == b.flash_crowd_oversampling &&
-         a.extra_draws_per_peer == b.extra_draws_per_peer;
+         a.extra_draws_per_peer == b.extra_draws_per_peer &&
+         a.max_address_share == b.max_address_share;
 }
 
 bool same(const interval_control& a, const interval_control& b) noexcept {
@@ -176,7 +190,10 @@ bool same_config(const swarm_config& a, const swarm_config& b) noexcept {
          a.default_numwant == b.default_numwant && a.max_numwant == b.max_numwant &&
          a.peer_timeout == b.peer_timeout && a.sweep_period == b.sweep_period &&
          a.sweep_batch == b.sweep_batch && a.idle_lifetime == b.idle_lifetime &&
-         a.max_peers == b.max_peers && a.rng_seed == b.rng_seed &&
+         a.max_peers == b.max_peers && a.max_peers_per_address == b.max_peers_per_address &&
+         a.address_full_retry_in_minutes == b.address_full_retry_in_minutes &&
+         a.max_backlog == b.max_backlog && a.busy_retry_in_minutes == b.busy_retry_in_minutes &&
+         a.rng_seed == b.rng_seed &&
          a.health_tick == b.health_tick && same(a.behaviour, b.behaviour) &&
          same(a.health, b.health) && same(a.allocation, b.allocation) &&
          a.default_policy == b.default_policy && same(a.intervals, b.intervals) &&

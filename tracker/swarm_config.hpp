@@ -120,6 +120,27 @@ struct swarm_config {
   /// are served. 200,000: above the largest public swarms (about 150,000
   /// peers at their peak), and about 30 MB of peer records.
   std::size_t max_peers = 200000;
+  /// Most peers one address (an IPv4 address, an IPv6 /64) may hold in one
+  /// swarm; a new peer beyond it is refused with `retry in`, the address's
+  /// known peers are served. 0: unbounded. At most
+  /// `address_counts::max_count`. 256: NAT and carrier-grade NAT put many
+  /// real peers behind one IPv4 address (a CGNAT address serves hundreds to
+  /// thousands of subscribers), but rarely more than a few dozen of them in
+  /// one torrent; 256 leaves room for that and still keeps one address
+  /// from filling a swarm with fake peers (a thousandth of `max_peers`).
+  std::size_t max_peers_per_address = 256;
+  /// `retry in` minutes sent to a new peer refused at
+  /// `max_peers_per_address` (BEP 31).
+  std::int64_t address_full_retry_in_minutes = 5;
+  /// Most messages a swarm actor lets wait in its mailbox: an announce that
+  /// finds more behind it is answered "swarm busy" with `retry in`
+  /// (`busy_retry_in_minutes`) without being applied, so a swarm that cannot
+  /// keep up sheds load instead of queueing without bound (the gateway's
+  /// per-lane bound frees a slot at each request's deadline, while its
+  /// ticket stays queued here). 0: unbounded. 32768: twice what four lanes
+  /// at the default `gateway.max-in-flight` hold, a few tens of ms of work.
+  std::size_t max_backlog = 32768;
+  std::int64_t busy_retry_in_minutes = 1;
   /// Seed for peer selection. 0: every swarm draws an unpredictable seed;
   /// anything else: each swarm's seed is derived from this and its
   /// info_hash (reproducible runs, tests, the simulator).

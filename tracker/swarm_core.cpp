@@ -38,7 +38,8 @@ swarm_core::swarm_core(const info_hash& hash, swarm_settings_ptr settings, std::
     : hash_(hash),
       settings_(std::move(settings)),
       seed_(seed),
-      table_(seed, settings_->config.max_peers),
+      table_(seed, settings_->config.max_peers, peer_table::default_max_addresses_per_id,
+             settings_->config.max_peers_per_address),
       // Views into the shared settings (aliasing pointers: no copy, no
       // allocation).
       allocator_(allocator::on_shared(
@@ -151,6 +152,14 @@ bool swarm_core::announce(const swarm_announce& a, time_point now, announce_resu
     if (cap != peer_cap_refusal::none) {
       refuse(out, std::string(), 0);
       out.refused_at_cap = static_cast<std::uint8_t>(cap);
+      return true;
+    }
+    // One address (IPv4, IPv6 /64) holds its most peers in this swarm: a
+    // new peer from it is refused (its known peers stay served), so one
+    // host cannot fill a swarm with fake peers.
+    if (table_.address_full(a.peer.ip)) {
+      ++counters_.address_refused;
+      refuse(out, address_full_reason, cfg.address_full_retry_in_minutes);
       return true;
     }
   }

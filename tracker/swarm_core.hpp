@@ -77,7 +77,18 @@ struct swarm_core_counters {
   std::uint64_t probes_skipped = 0;
   /// Outstanding probes forgotten after `probe.result_timeout`.
   std::uint64_t probes_expired = 0;
+  /// New peers refused because their address holds
+  /// `swarm_config::max_peers_per_address` peers of this swarm.
+  std::uint64_t address_refused = 0;
 };
+
+/// The failure reason of a new peer refused at
+/// `swarm_config::max_peers_per_address`.
+inline constexpr const char* address_full_reason =
+    "too many peers from your address in this torrent, retry later";
+/// The failure reason of an announce a swarm shed unapplied (its mailbox
+/// held more than `swarm_config::max_backlog` messages).
+inline constexpr const char* swarm_busy_reason = "swarm busy, retry later";
 
 class swarm_core {
  public:
@@ -104,7 +115,9 @@ class swarm_core {
   /// `out.retry_in_minutes` are set, and `out.stats` (nothing else). A new
   /// peer on a full swarm (`max_peers`) or a full node (the census of
   /// `settings()->node`) is not stored: `out.refused_at_cap` says which cap,
-  /// and `out.stats` is set.
+  /// and `out.stats` is set. A new peer whose address holds
+  /// `max_peers_per_address` peers is refused with `address_full_reason`
+  /// and `address_full_retry_in_minutes`.
   bool announce(const swarm_announce& a, time_point now, announce_result& out);
 
   /// Counts for scrape.

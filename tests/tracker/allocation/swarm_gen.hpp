@@ -30,14 +30,17 @@ struct peer_info {
   bool has(peer_flag f) const noexcept { return (flags & f) != 0; }
 };
 
-/// A unique endpoint per peer number: IPv4 10.a.b.c or IPv6 2001:db8::a:b.
+/// A unique endpoint per peer number, each at an address of its own (the
+/// per-address rules count an IPv6 /64 as one address): IPv4 10.a.b.c or
+/// IPv6 2001:db8:ab:cd::1.
 inline endpoint endpoint_of(std::uint32_t n, bool ipv6) {
   if (ipv6) {
     std::uint8_t raw[16] = {0x20, 0x01, 0x0d, 0xb8};
-    raw[12] = static_cast<std::uint8_t>(n >> 24);
-    raw[13] = static_cast<std::uint8_t>(n >> 16);
-    raw[14] = static_cast<std::uint8_t>(n >> 8);
-    raw[15] = static_cast<std::uint8_t>(n);
+    raw[4] = static_cast<std::uint8_t>(n >> 24);
+    raw[5] = static_cast<std::uint8_t>(n >> 16);
+    raw[6] = static_cast<std::uint8_t>(n >> 8);
+    raw[7] = static_cast<std::uint8_t>(n);
+    raw[15] = 1;
     return endpoint{ip_address::make_v6(raw), static_cast<std::uint16_t>(1000 + n % 50000)};
   }
   return endpoint{ip_address::make_v4(0x0a000000u + n), static_cast<std::uint16_t>(1000 + n % 50000)};
