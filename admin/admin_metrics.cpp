@@ -17,6 +17,7 @@
 #include "net/latency_histogram.hpp"
 #include "net/probe/reachability_prober.hpp"
 #include "net/udp/udp_server.hpp"
+#include "runtime/swarm_actor_log.hpp"
 #include "tracker/access_list.hpp"
 
 namespace sk::admin_api {
@@ -154,6 +155,10 @@ constexpr refusal_reason refusal_reasons[] = {
      [](const admin_state&, const gateway_counters& g) { return g.unavailable; }},
     {"shutting_down",
      [](const admin_state&, const gateway_counters& g) { return g.shutting_down; }},
+    {"address_cap", [](const admin_state& sh,
+                       const gateway_counters&) { return sh.dir->totals().address_refused.load(); }},
+    {"swarm_busy", [](const admin_state& sh,
+                      const gateway_counters&) { return sh.dir->totals().backlog_shed.load(); }},
 };
 
 void refusals(exposition& m, const admin_state& sh) {
@@ -162,8 +167,14 @@ void refusals(exposition& m, const admin_state& sh) {
                  "Tracker requests refused, by reason (min_interval: announcing again too soon "
                  "after a warning; ban: a banned peer_id prefix; access: an announce of a torrent "
                  "the access list refuses; overloaded, timeout, swarm_unavailable, "
-                 "shutting_down: answered by the gateway without a swarm).");
+                 "shutting_down: answered by the gateway without a swarm; address_cap: a new "
+                 "peer beyond tracker.max-peers-per-address in its swarm; swarm_busy: an "
+                 "announce shed beyond tracker.max-swarm-backlog, unapplied).");
   for (const auto& r : refusal_reasons) f.sample(label("reason", r.reason), double(r.count(sh, g)));
+  m.add("swarmkeeper_log_lines_suppressed_total", mt::counter,
+        "Per-swarm info lines held back by the node's log budget (log.swarm-lines-per-minute; "
+        "summarised in one warning per minute).")
+      .sample("", double(swarm_log::instance().suppressed_total()));
   m.add("swarmkeeper_scrape_hashes_denied_total", mt::counter,
         "info_hashes left out of scrape answers because the access list refuses them.")
       .sample("", double(g.denied_scrape_hashes));

@@ -19,10 +19,12 @@
 : "${root:?bench/lib.sh is sourced after root is set}"
 
 # The load generators send every request from 127.0.0.1: the per-address
-# budgets (new swarms, request rate) would refuse them as the flood of one
-# address they look like. Every bench lifts those two and nothing else.
+# bounds (new swarms, request rate, peers of one address in a swarm and in
+# one reply) would refuse or thin them as the flood of one address they
+# look like. Every bench lifts those and nothing else.
 # shellcheck disable=SC2034  # used by the scripts that source this file
-one_address_flags=(--gateway.new-swarm-burst=1000000 --gateway.requests-per-second=0)
+one_address_flags=(--gateway.new-swarm-burst=1000000 --gateway.requests-per-second=0
+                   --tracker.max-peers-per-address=0 --allocation.max-address-share=1)
 
 die() { echo "${bench_name:-bench}: $*" >&2; exit 2; }
 note() { echo "== $*"; }

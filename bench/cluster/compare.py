@@ -74,7 +74,8 @@ def start(daemon, name, http, udp, cport, seed, logdir):
             "--tracker.min-interval=1s", "--tracker.interval=2s", "--tracker.peer-timeout=10min",
             "--clients.refuse-after-early=0",
             # One address sends all the load: its budgets are lifted.
-            "--gateway.new-swarm-burst=1000000", "--gateway.requests-per-second=0"]
+            "--gateway.new-swarm-burst=1000000", "--gateway.requests-per-second=0",
+            "--tracker.max-peers-per-address=0", "--allocation.max-address-share=1"]
     p = subprocess.Popen(argv, stdout=open(os.path.join(logdir, name + ".log"), "wb"),
                          stderr=subprocess.STDOUT)
     deadline = time.time() + 20
