@@ -4,8 +4,9 @@
     sigterm_drain_check.py --daemon build/sanitize-asan/bin/swarmkeeper \
         [--connections 8] [--depth 64] [--seconds 3] [--stop-at-sigterm]
 
-Not a ctest test: a check to run by hand, most telling against a sanitized
-(slower) daemon, where a drain overlaps more traffic.
+In ctest against the Release daemon (app_sigterm_drain, and with
+--stop-at-sigterm app_sigterm_drain_quiet); by hand it is most telling
+against a sanitized (slower) daemon, where a drain overlaps more traffic.
 
 Each connection keeps --depth announces in flight (a new request per response),
 so the server always has parsed requests in its ring and more bytes unread
