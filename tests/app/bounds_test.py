@@ -32,6 +32,7 @@ import urllib.error
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
+import daemon_checks  # noqa: E402
 from tracker_requests import announce_query  # noqa: E402
 
 TOKEN = "bounds-test-token-0123456789"
@@ -44,13 +45,7 @@ MANY_SWARMS = 10050
 
 
 def wait_until(what, predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)  # poll interval, not a fixed wait
-    raise AssertionError(f"timed out waiting for {what}")
+    return daemon_checks.wait_until(what, predicate, timeout, poll=0.2)
 
 
 class udp_client:
@@ -122,13 +117,7 @@ def metrics(admin_port):
         except urllib.error.HTTPError as e:
             if e.code != 504 or attempt == 4:
                 raise
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        name, value = line.rsplit(" ", 1)
-        out[name] = float(value)
-    return out
+    return daemon_checks.parse_metrics(text)
 
 
 def poisoning(http_port, udp_port):

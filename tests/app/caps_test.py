@@ -33,6 +33,7 @@ import urllib.error
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
+import daemon_checks  # noqa: E402
 from tracker_requests import bdecode  # noqa: E402
 
 MAX_SWARMS = 20000
@@ -56,13 +57,7 @@ def vm_rss_kib(pid):
 
 
 def wait_until(what, predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)  # poll interval, not a fixed wait
-    raise AssertionError(f"timed out waiting for {what}")
+    return daemon_checks.wait_until(what, predicate, timeout, poll=0.2)
 
 
 # -- UDP tracker client (BEP 15) -----------------------------------------------------
@@ -155,13 +150,7 @@ def metrics(admin_port):
             # flood's swarms are busy); ask again.
             if e.code != 504 or attempt == 4:
                 raise
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        name, value = line.rsplit(" ", 1)
-        out[name] = float(value)
-    return out
+    return daemon_checks.parse_metrics(text)
 
 
 def cap_metric(m, family, cap):

@@ -46,6 +46,7 @@ import urllib.error
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
+import daemon_checks  # noqa: E402
 from tracker_requests import (bdecode, announce_query, scrape_query, udp_announce_packet,  # noqa: E402
                               udp_connect_packet, udp_reply_header)
 
@@ -58,13 +59,7 @@ PROXY = "127.0.0.50"
 
 
 def wait_until(what, predicate, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)  # poll interval, not a fixed wait
-    raise AssertionError(f"timed out waiting for {what}")
+    return daemon_checks.wait_until(what, predicate, timeout, poll=0.05)
 
 
 # -- HTTP -------------------------------------------------------------------------
@@ -167,13 +162,7 @@ def admin_get(admin_port, path, timeout=10):
 
 def metrics(admin_port):
     _, text = admin_get(admin_port, "/metrics")
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        name, value = line.rsplit(" ", 1)
-        out[name] = float(value)
-    return out
+    return daemon_checks.parse_metrics(text)
 
 
 def metric(admin_port, key):
