@@ -17,6 +17,7 @@
 #include "tracker/random.hpp"
 #include "tracker/swarm_config.hpp"
 #include "tracker/swarm_core.hpp"
+#include "announces.hpp"
 #include "test_util.hpp"
 
 namespace sk {
@@ -188,15 +189,8 @@ TEST(AddressBound, SmallTablesKeepNoCountsAndTheCountCostsLittlePerPeer) {
 
 swarm_announce make(std::uint64_t peer, const endpoint& ep, std::uint64_t left,
                     announce_event ev = announce_event::started, std::int32_t numwant = -1) {
-  swarm_announce a;
-  a.request.hash = hash;
-  a.request.id = pid(peer);
-  a.request.port = ep.port;
-  a.request.left = left;
-  a.request.event = ev;
-  a.request.compact = true;
+  auto a = test::swarm_announce_of(hash, peer, ep, left, ev);
   a.request.numwant = numwant;
-  a.peer = ep;
   return a;
 }
 
