@@ -187,10 +187,8 @@ void http_session::do_read() {
       ctx_.cfg.max_url_length + ctx_.cfg.max_header_bytes + request_line_overhead));
   // Tracker requests are GETs without a body; any body is refused (413).
   parser_->body_limit(0);
-  // Draining: the one request read to announce the close waits briefly.
-  stream_.expires_after(draining_ ? std::min<std::chrono::milliseconds>(ctx_.cfg.read_timeout,
-                                                                       drain_read_timeout)
-                                  : ctx_.cfg.read_timeout);
+  // (A draining connection's wait is bounded by begin_drain's timer.)
+  stream_.expires_after(ctx_.cfg.read_timeout);
   reading_ = true;
   http::async_read(stream_, buffer_, *parser_,
                    beast::bind_front_handler(&http_session::on_read, shared_from_this()));
