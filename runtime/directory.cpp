@@ -112,12 +112,18 @@ class swarm_directory::table final : public placement_host,
       if (cfg_.rng_seed == 0) state += spawned_.fetch_add(1, std::memory_order_relaxed) << 1;
       core = std::make_shared<swarm_core>(h, settings_, splitmix64(state));
     }
+    // Read while nothing else holds the core: a restored swarm may carry a
+    // remediation under way, which its supervisor resumes.
+    auto resume = core->remediation(sys_.clock().now());
     auto swarm = spawn_swarm(sys_, core, weak_from_this(), supervisor_);
     if (supervisor_) {
       // Enqueued before the swarm can run a tick, so the supervisor knows it
       // before its first health report (and monitors it before it can
       // crash; a swarm dead already yields a down message at once).
       caf::anon_send(supervisor_, watch_atom::value, h, swarm, std::move(core));
+      if (resume)
+        caf::anon_send(supervisor_, remediate_atom::value, caf::put_atom::value, h, swarm,
+                       std::move(*resume));
     }
     return swarm;
   }
@@ -197,7 +203,7 @@ class swarm_directory::table final : public placement_host,
       // On the node's settings (its bans and census), not a copy of the
       // config. Not capped: the state moves here from elsewhere.
       auto core = std::make_shared<swarm_core>(snap.hash, settings_, snap.seed);
-      merge_snapshot(*core, snap, sys_.clock().now());
+      fill_snapshot(*core, snap, sys_.clock().now());
       swarm = spawn_local(snap.hash, std::move(core));
       count_local(1);
       if (it != s.map.end()) {

@@ -24,6 +24,15 @@ void set_knobs(remediation_actor_ptr self, const swarm_knobs& k) {
             });
 }
 
+/// Tells the swarm where the plan stands (none once it is done), so the
+/// swarm's snapshots carry it.
+void send_progress(remediation_actor_ptr self) {
+  auto& st = self->state;
+  std::vector<remediation_progress> p;
+  if (st.plan && !st.plan->done()) p.push_back(st.plan->progress(self->clock().now()));
+  self->send(st.swarm, progress_atom::value, std::move(p));
+}
+
 void carry_out(remediation_actor_ptr self, remediation_plan::step step) {
   auto& st = self->state;
   if (step.knobs) {
@@ -36,6 +45,7 @@ void carry_out(remediation_actor_ptr self, remediation_plan::step step) {
                                to_string(rec));
     self->send(st.swarm, history_atom::value, caf::put_atom::value, std::move(rec));
   }
+  send_progress(self);
   if (step.done) {
     self->quit();
   }
@@ -46,14 +56,18 @@ void carry_out(remediation_actor_ptr self, remediation_plan::step step) {
 remediation_actor::behavior_type remediation_behavior(
     remediation_actor_ptr self, info_hash hash, local_swarm_actor swarm, remediation_config cfg,
     swarm_knobs baseline, health_report initial, supervisor_actor supervisor,
-    std::uint32_t operator_reasons, bool policy_pinned) {
+    std::uint32_t operator_reasons, bool policy_pinned,
+    std::optional<remediation_progress> resume) {
   auto& st = self->state;
   // A stray error message must not end a remediation half-way (CAF's
   // default error handler quits).
   self->set_error_handler([](caf::error&) {});
   st.hash = hash;
   st.swarm = std::move(swarm);
-  st.plan.emplace(cfg, baseline, operator_reasons, policy_pinned);
+  if (resume)
+    st.plan.emplace(cfg, *resume, self->clock().now());
+  else
+    st.plan.emplace(cfg, baseline, operator_reasons, policy_pinned);
   st.last = initial;
   if (supervisor) {
     self->monitor(supervisor);
@@ -63,7 +77,14 @@ remediation_actor::behavior_type remediation_behavior(
       }
     });
   }
-  carry_out(self, self->state.plan->on_report(initial));
+  if (resume) {
+    // Where the plan stood when its swarm was saved or moved: the knobs
+    // again (the swarm's own copy may be older), judged from the next tick.
+    set_knobs(self, st.plan->knobs());
+    send_progress(self);
+  } else {
+    carry_out(self, st.plan->on_report(initial));
+  }
   return {
       [self](health_atom, const info_hash& h, const health_report& r) {
         auto& st = self->state;
@@ -78,6 +99,7 @@ remediation_actor::behavior_type remediation_behavior(
         st.swarm = swarm;
         // A swarm restored from a broken state starts from its defaults.
         set_knobs(self, st.plan->knobs());
+        send_progress(self);
       },
       [self](stop_atom) -> caf::result<bool> {
         auto& st = self->state;
@@ -86,6 +108,7 @@ remediation_actor::behavior_type remediation_behavior(
           spdlog::info("remediation of swarm {}: {}", st.hash.hex(), to_string(rec));
           self->send(st.swarm, history_atom::value, caf::put_atom::value, std::move(rec));
         }
+        send_progress(self);
         // Answer (and quit) only once the swarm runs on its defaults again,
         // so whoever stopped us sees them restored at once.
         auto rp = self->make_response_promise<bool>();
@@ -111,6 +134,7 @@ remediation_actor::behavior_type remediation_behavior(
         if (!knobs) {
           knobs = baseline;  // done, quitting: the swarm gets the new baseline
         }
+        send_progress(self);
         auto rp = self->make_response_promise<std::string>();
         self->request(st.swarm, std::chrono::seconds(5), knobs_atom::value, caf::put_atom::value,
                       *knobs)

@@ -55,9 +55,16 @@ using remediation_actor_ptr = remediation_actor::stateful_pointer<remediation_st
 /// `initial` (the report that made the supervisor spawn it) is processed at
 /// once. `operator_reasons` is 0 for a remediation the supervisor started on
 /// its own, else see `remediation_plan`, like `policy_pinned`.
+///
+/// After every step it sends the swarm `(progress_atom, [progress])` (an
+/// empty list once done or stopped). With `resume` (the progress a restored
+/// or moved swarm carried) the plan continues from there instead: `baseline`,
+/// `operator_reasons` and `policy_pinned` come from the progress, `initial`
+/// is only the last report known, and the next tick is judged as usual.
 remediation_actor::behavior_type remediation_behavior(
     remediation_actor_ptr self, info_hash hash, local_swarm_actor swarm, remediation_config cfg,
     swarm_knobs baseline, health_report initial, supervisor_actor supervisor,
-    std::uint32_t operator_reasons, bool policy_pinned);
+    std::uint32_t operator_reasons, bool policy_pinned,
+    std::optional<remediation_progress> resume = std::nullopt);
 
 }  // namespace sk

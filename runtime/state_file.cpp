@@ -76,6 +76,13 @@ bool decode(const char* data, std::size_t n, T& out) {
   return source.remaining() == 0;
 }
 
+/// A swarm record of a file of version `v`.
+bool decode_swarm(std::uint32_t v, const char* data, std::size_t n, swarm_snapshot& out) {
+  if (v >= 3) return decode(data, n, out);
+  swarm_snapshot_v2 old{out};
+  return decode(data, n, old);
+}
+
 std::string utc_stamp() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -267,7 +274,7 @@ read_result read_bytes(const std::vector<char>& bytes, const sink& out) {
     switch (s.kind) {
       case k_swarm: {
         swarm_snapshot snap;
-        if (!decode(p, s.length, snap)) return refuse("a swarm record does not decode");
+        if (!decode_swarm(v, p, s.length, snap)) return refuse("a swarm record does not decode");
         ++swarms;
         peers += snap.peers.size();
         break;
@@ -299,7 +306,7 @@ read_result read_bytes(const std::vector<char>& bytes, const sink& out) {
     const char* p = bytes.data() + s.at;
     if (s.kind == k_swarm) {
       swarm_snapshot snap;
-      decode(p, s.length, snap);
+      decode_swarm(v, p, s.length, snap);
       // Bits that decode to an infinity or NaN are no progress or rate any
       // swarm computed: made finite like every write makes them.
       make_finite(snap);

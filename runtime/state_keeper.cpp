@@ -215,6 +215,8 @@ std::size_t age_snapshot(swarm_snapshot& s, std::int64_t downtime_ms,
     age(p.last_progress_age_ms, by);
     age(p.completed_age_ms, by);
   }
+  // A remediation's trial and healthy stretch went on while the daemon was down.
+  for (auto& r : s.remediation) r = aged(std::move(r), by);
   s.peers.erase(std::remove_if(s.peers.begin(), s.peers.end(),
                                [&](const peer_snapshot& p) {
                                  return p.last_announce_age_ms > peer_timeout.count();

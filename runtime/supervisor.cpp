@@ -225,6 +225,8 @@ void on_remediation_down(supervisor_actor_ptr self, const caf::down_msg& dm,
     it->second.remediation = remediation_actor{};
     it->second.stopping = false;
     self->send(it->second.swarm, observer_atom::value, health_observer{});
+    // However it ended, no plan is left to resume.
+    self->send(it->second.swarm, progress_atom::value, std::vector<remediation_progress>{});
   }
   ++st.counters.remediations_ended;
   const bool ok = dm.reason == caf::exit_reason::normal;
@@ -253,7 +255,8 @@ void on_remediation_down(supervisor_actor_ptr self, const caf::down_msg& dm,
 /// remediation_plan) and makes it the swarm's observer.
 void spawn_remediation(supervisor_actor_ptr self, const info_hash& hash,
                        supervisor_state::entry& e, const health_report& r,
-                       std::uint32_t operator_reasons) {
+                       std::uint32_t operator_reasons,
+                       std::optional<remediation_progress> resume = std::nullopt) {
   auto& st = self->state;
   // Immutable after construction (see baseline_of).
   const swarm_config& swarm_cfg = e.core->config();
@@ -263,12 +266,54 @@ void spawn_remediation(supervisor_actor_ptr self, const info_hash& hash,
   }
   e.remediation =
       self->system().spawn(remediation_behavior, hash, e.swarm, rc, baseline_of(e), r,
-                           supervisor_actor{self}, operator_reasons, e.pinned.has_value());
+                           supervisor_actor{self}, operator_reasons, e.pinned.has_value(),
+                           std::move(resume));
   e.stopping = false;
   st.by_remediation[e.remediation.address()] = hash;
   self->monitor(e.remediation);
   self->send(e.swarm, observer_atom::value, health_observer{e.remediation});
   ++st.counters.remediations_started;
+}
+
+/// A swarm installed with a remediation under way (state file, migration,
+/// replica): the plan goes on where it stood, unless remediation is off
+/// (then the swarm gets the plan's baseline knobs back) or one runs already.
+void resume_remediation(supervisor_actor_ptr self, const info_hash& hash,
+                        const local_swarm_actor& swarm, remediation_progress& p) {
+  auto& st = self->state;
+  auto it = st.swarms.find(hash);
+  if (it == st.swarms.end() || it->second.swarm != swarm || !it->second.core) return;
+  auto& e = it->second;
+  if (e.remediation) return;
+  if (!st.cfg.remediation) {
+    self->request(swarm, std::chrono::seconds(5), knobs_atom::value, caf::put_atom::value,
+                  p.baseline)
+        .then([](const swarm_knobs&) {}, [](caf::error&) {});
+    self->send(swarm, progress_atom::value, std::vector<remediation_progress>{});
+    note(self, hash, "remediation-ended", "remediation is off here; defaults restored");
+    return;
+  }
+  // The plan keeps its own baseline and pin (what it restores at its end):
+  // the holds of a state file are put back after its swarms.
+  health_report last;
+  last.state = swarm_health::unevaluated;
+  last.at = self->clock().now();
+  std::string strategies;
+  for (auto v : p.active) {
+    if (v >= strategy_count) continue;
+    if (!strategies.empty()) strategies += ",";
+    strategies += to_string(static_cast<strategy>(v));
+  }
+  const std::string detail =
+      "resumed (" + (strategies.empty() ? std::string("no strategy kept yet") : strategies) +
+      (p.trial >= 0 && p.trial < strategy_count
+           ? "; on trial: " + std::string(to_string(static_cast<strategy>(p.trial)))
+           : std::string()) +
+      ")";
+  spawn_remediation(self, hash, e, last, p.operator_reasons, std::move(p));
+  swarm_log::instance().info(self->clock().now(), "supervisor: swarm {}: remediation {}",
+                             hash.hex(), detail);
+  note(self, hash, "remediation-resumed", detail);
 }
 
 /// Spawns an operator's remediation on report `r`; what to answer.
@@ -505,6 +550,8 @@ supervisor_actor::behavior_type supervisor_behavior(supervisor_actor_ptr self,
       // -- from the directory and the swarms ------------------------------------------
       [self](watch_atom, const info_hash& hash, const local_swarm_actor& swarm,
              swarm_core_ptr& core) { watch(self, hash, swarm, std::move(core)); },
+      [self](remediate_atom, caf::put_atom, const info_hash& hash, const local_swarm_actor& swarm,
+             remediation_progress& p) { resume_remediation(self, hash, swarm, p); },
       [self](health_atom, const info_hash& hash, const health_report& r) {
         on_health(self, hash, r);
       },

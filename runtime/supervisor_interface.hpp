@@ -58,9 +58,12 @@ using supervisor_operator_interface =
                      caf::reacts_to<holds_atom, caf::put_atom, supervisor_holds>,
                      caf::replies_to<caf::get_atom, info_hash>::with<local_swarm_actor>>;
 
-/// What the directory sends the supervisor for every swarm it spawns.
+/// What the directory sends the supervisor for every swarm it spawns, and
+/// right after it for a swarm installed with a remediation under way.
 using supervisor_watch_interface =
-    caf::typed_actor<caf::reacts_to<watch_atom, info_hash, local_swarm_actor, swarm_core_ptr>>;
+    caf::typed_actor<caf::reacts_to<watch_atom, info_hash, local_swarm_actor, swarm_core_ptr>,
+                     caf::reacts_to<remediate_atom, caf::put_atom, info_hash, local_swarm_actor,
+                                    remediation_progress>>;
 
 /// The supervisor actor: everything above, and the swarms' health reports.
 using supervisor_actor =

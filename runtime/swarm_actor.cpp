@@ -357,6 +357,12 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
       [self](history_atom, caf::put_atom, remediation_record& r) {
         self->state.core->record(std::move(r));
       },
+      [self](progress_atom, const std::vector<remediation_progress>& p) {
+        if (p.empty())
+          self->state.core->clear_remediation();
+        else
+          self->state.core->set_remediation(p.front(), self->clock().now());
+      },
       [self](crash_atom) {
         if (self->state.core->config().test_hooks) {
           throw std::runtime_error("swarm crash requested (test hook)");

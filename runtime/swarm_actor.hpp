@@ -29,6 +29,9 @@
 ///                                                 first n peers (admin API)
 ///   (history_atom, get_atom) -> std::vector<remediation_record>
 ///   (history_atom, put_atom, remediation_record)  remediation appends an action
+///   (progress_atom, std::vector<remediation_progress>)  the remediation's
+///                                                 progress after each step (kept
+///                                                 for snapshots); empty: it ended
 ///   (knobs_atom, get_atom) -> swarm_knobs
 ///   (knobs_atom, put_atom, swarm_knobs) -> swarm_knobs   the previous knobs;
 ///                                                 `sec::invalid_argument` if out of range

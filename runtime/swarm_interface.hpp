@@ -37,6 +37,8 @@ using observer_atom = caf::atom_constant<caf::atom("observer")>;
 using crash_atom = caf::atom_constant<caf::atom("crash")>;
 /// The swarm's own sweep timer (with CAF's `tick_atom` for health).
 using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
+/// A remediation's progress, kept by its swarm (runtime/remediation_actor.hpp).
+using progress_atom = caf::atom_constant<caf::atom("progress")>;
 /// A copy of the whole state that leaves the swarm running (replication).
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
 
@@ -67,10 +69,12 @@ using swarm_interface = swarm_network_interface::extend_with<swarm_operator_inte
 
 /// What the supervisor and a remediation send the local swarm they look
 /// after: the observer of its reports (an invalid handle clears it), an
-/// action for its history, and the crash test hook.
+/// action for its history, the running remediation's progress (none: it
+/// ended), and the crash test hook.
 using swarm_healing_interface =
     caf::typed_actor<caf::reacts_to<observer_atom, health_observer>,
                      caf::reacts_to<history_atom, caf::put_atom, remediation_record>,
+                     caf::reacts_to<progress_atom, std::vector<remediation_progress>>,
                      caf::reacts_to<crash_atom>>;
 
 /// The whole state of a local swarm: taken for a migration (the swarm then

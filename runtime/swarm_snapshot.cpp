@@ -58,6 +58,7 @@ swarm_snapshot take_snapshot(const swarm_core& core, health_time now) {
       });
   s.health = core.tracker().export_state(now);
   s.evaluated = core.last_report() != nullptr;
+  if (auto r = core.remediation(now)) s.remediation.push_back(std::move(*r));
   // Never NaN/inf on the wire (CAF 0.17 corrupts them).
   auto finite = [](double v) { return std::isfinite(v) ? v : 0.0; };
   s.health.last.completion_rate = finite(s.health.last.completion_rate);
@@ -119,9 +120,16 @@ void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now) 
   core.note_occupancy(now);
 }
 
+void fill_snapshot(swarm_core& fresh, const swarm_snapshot& s, health_time now) {
+  merge_snapshot(fresh, s, now);
+  // A remediation under way comes along to a new core (its supervisor
+  // resumes it); a merge into a running swarm leaves that swarm's own.
+  if (!s.remediation.empty()) fresh.set_remediation(s.remediation.front(), now);
+}
+
 swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg, health_time now) {
   auto core = std::make_shared<swarm_core>(s.hash, cfg, s.seed);
-  merge_snapshot(*core, s, now);
+  fill_snapshot(*core, s, now);
   return core;
 }
 

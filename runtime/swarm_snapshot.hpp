@@ -65,7 +65,16 @@ struct swarm_snapshot {
   swarm_health_tracker::portable_state health;
   /// Health was evaluated at least once (else the report is not shown).
   bool evaluated = false;
+  /// The remediation working on the swarm, if one is (at most one entry).
+  std::vector<remediation_progress> remediation;
 };
+
+inline void make_finite(remediation_progress& x) noexcept {
+  make_finite(x.baseline);
+  make_finite(x.knobs);
+  make_finite(x.trial_before);
+  make_finite(x.start_signals);
+}
 
 inline void make_finite(peer_snapshot& x) noexcept { make_finite(x.progress, -1.0f); }
 
@@ -77,6 +86,7 @@ inline void make_finite(swarm_snapshot& x) noexcept {
   for (auto& r : x.history) make_finite(r);
   for (auto& p : x.peers) make_finite(p);
   make_finite(x.health.last);
+  for (auto& r : x.remediation) make_finite(r);
 }
 
 /// Copies `core`'s state (must not run concurrently with its owner).
@@ -89,8 +99,14 @@ swarm_snapshot take_snapshot(const swarm_core& core, health_time now);
 /// snapshot did. Must run on the core's owner thread.
 void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now);
 
-/// A new core with `s`'s state and `cfg` (valid). Peers the table refuses
-/// (more than cfg.max_peers) are dropped.
+/// `merge_snapshot` into a core nothing has run on yet, and the
+/// remediation under way with it (which a merge into a running swarm
+/// leaves out).
+void fill_snapshot(swarm_core& fresh, const swarm_snapshot& s, health_time now);
+
+/// A new core with `s`'s state and `cfg` (valid), filled by
+/// `fill_snapshot`. Peers the table refuses (more than cfg.max_peers) are
+/// dropped.
 swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg, health_time now);
 
 template <class Inspector>
@@ -103,9 +119,28 @@ typename Inspector::result_type inspect(Inspector& f, peer_snapshot& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remediation_progress& x) {
+  return f(caf::meta::type_name("remediation_progress"), x.baseline, x.knobs, x.started,
+           x.exhausted, x.active, x.tried, x.trial, x.trial_before, x.trial_age_ms, x.trial_ticks,
+           x.start_signals, x.healthy_age_ms, x.operator_reasons, x.policy_pinned);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_snapshot& x) {
   return f(caf::meta::type_name("swarm_snapshot"), x.hash, x.seed, x.knobs, x.history, x.counters,
-           x.downloaded, x.peers, x.health, x.evaluated);
+           x.downloaded, x.peers, x.health, x.evaluated, x.remediation);
+}
+
+/// The layout of a swarm record in state files of versions 1 and 2 (no
+/// remediation in progress): read through this view of a snapshot.
+struct swarm_snapshot_v2 {
+  swarm_snapshot& s;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, swarm_snapshot_v2& x) {
+  return f(caf::meta::type_name("swarm_snapshot"), x.s.hash, x.s.seed, x.s.knobs, x.s.history,
+           x.s.counters, x.s.downloaded, x.s.peers, x.s.health, x.s.evaluated);
 }
 
 }  // namespace sk

@@ -124,6 +124,83 @@ remediation_plan::remediation_plan(remediation_config cfg, swarm_knobs baseline,
       operator_reasons_(operator_reasons),
       policy_pinned_(policy_pinned) {}
 
+namespace {
+
+std::int64_t age_of(health_time now, health_time t) {
+  return std::max<std::int64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - t).count(), 0);
+}
+
+health_time time_at(health_time now, std::int64_t age_ms) {
+  return now - std::chrono::milliseconds(std::max<std::int64_t>(age_ms, 0));
+}
+
+std::vector<strategy> strategies_of(const std::vector<std::uint16_t>& v) {
+  std::vector<strategy> out;
+  for (std::uint16_t x : v) {
+    if (x < strategy_count) out.push_back(static_cast<strategy>(x));
+  }
+  return out;
+}
+
+std::vector<std::uint16_t> values_of(const std::vector<strategy>& v) {
+  std::vector<std::uint16_t> out;
+  out.reserve(v.size());
+  for (strategy s : v) out.push_back(static_cast<std::uint16_t>(s));
+  return out;
+}
+
+}  // namespace
+
+remediation_progress aged(remediation_progress p, std::int64_t by_ms) noexcept {
+  const std::int64_t by = std::max<std::int64_t>(by_ms, 0);
+  if (p.trial_age_ms >= 0) p.trial_age_ms += by;
+  if (p.healthy_age_ms >= 0) p.healthy_age_ms += by;
+  return p;
+}
+
+remediation_plan::remediation_plan(remediation_config cfg, const remediation_progress& p,
+                                   health_time now)
+    : cfg_(cfg),
+      baseline_(p.baseline),
+      knobs_(p.knobs),
+      started_(p.started),
+      exhausted_(p.exhausted),
+      active_(strategies_of(p.active)),
+      tried_(strategies_of(p.tried)),
+      trial_before_(p.trial_before),
+      trial_ticks_(p.trial_ticks),
+      start_signals_(p.start_signals),
+      operator_reasons_(p.operator_reasons),
+      policy_pinned_(p.policy_pinned) {
+  if (p.trial >= 0 && p.trial < strategy_count) {
+    trial_ = static_cast<strategy>(p.trial);
+    trial_since_ = time_at(now, p.trial_age_ms);
+  }
+  if (p.healthy_age_ms >= 0) healthy_since_ = time_at(now, p.healthy_age_ms);
+}
+
+remediation_progress remediation_plan::progress(health_time now) const {
+  remediation_progress p;
+  p.baseline = baseline_;
+  p.knobs = knobs_;
+  p.started = started_;
+  p.exhausted = exhausted_;
+  p.active = values_of(active_);
+  p.tried = values_of(tried_);
+  if (trial_) {
+    p.trial = static_cast<std::int16_t>(*trial_);
+    p.trial_age_ms = age_of(now, trial_since_);
+  }
+  p.trial_before = trial_before_;
+  p.trial_ticks = trial_ticks_;
+  p.start_signals = start_signals_;
+  if (healthy_since_) p.healthy_age_ms = age_of(now, *healthy_since_);
+  p.operator_reasons = operator_reasons_;
+  p.policy_pinned = policy_pinned_;
+  return p;
+}
+
 std::uint32_t operator_reasons_for(std::uint32_t reported) noexcept {
   return reported != 0 ? reported : (reason_few_seeders | reason_stalled_leechers);
 }

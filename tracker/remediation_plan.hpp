@@ -106,6 +106,35 @@ std::vector<strategy> candidate_strategies(std::uint32_t reasons);
 /// Lower is better (see the header comment).
 double badness(const health_signals& s) noexcept;
 
+/// A running plan as plain data, so that a remediation outlives the actor
+/// that runs it: the swarm keeps its remediation's latest progress, its
+/// snapshot carries it (state file, migration, replicas), and the
+/// supervisor that installs the swarm resumes the plan from it. Times are
+/// ages in milliseconds before the moment the progress describes; -1:
+/// unset. Strategies are `strategy` values.
+struct remediation_progress {
+  swarm_knobs baseline;
+  swarm_knobs knobs;
+  bool started = false;
+  bool exhausted = false;
+  // 16-bit, not bytes: CAF 0.17 sizes a byte vector from the length it
+  // reads before reading it, other vectors element by element.
+  std::vector<std::uint16_t> active;
+  std::vector<std::uint16_t> tried;
+  /// The strategy on trial, or -1.
+  std::int16_t trial = -1;
+  health_signals trial_before;
+  std::int64_t trial_age_ms = -1;
+  std::uint32_t trial_ticks = 0;
+  health_signals start_signals;
+  std::int64_t healthy_age_ms = -1;
+  std::uint32_t operator_reasons = 0;
+  bool policy_pinned = false;
+};
+
+/// `p` aged by `by_ms` more milliseconds (time passed since it was taken).
+remediation_progress aged(remediation_progress p, std::int64_t by_ms) noexcept;
+
 /// The decisions of one remediation, driven by health reports.
 class remediation_plan {
  public:
@@ -119,6 +148,15 @@ class remediation_plan {
   /// comment).
   remediation_plan(remediation_config cfg, swarm_knobs baseline,
                    std::uint32_t operator_reasons = 0, bool policy_pinned = false);
+
+  /// A plan resumed from `p` (taken `now` or aged to it): the same
+  /// strategies applied and tried, the same trial with its remaining watch,
+  /// the same healthy streak. Strategy values out of range are dropped (the
+  /// progress may come from a file).
+  remediation_plan(remediation_config cfg, const remediation_progress& p, health_time now);
+
+  /// This plan as of `now` (see `remediation_progress`).
+  remediation_progress progress(health_time now) const;
 
   /// What one report asks for.
   struct step {

@@ -485,6 +485,19 @@ const std::deque<remediation_record>& swarm_core::history() const noexcept {
   return h != nullptr ? *h : no_history();
 }
 
+void swarm_core::set_remediation(const remediation_progress& p, time_point at) {
+  auto& held = remediation_.ensure();
+  held.progress = p;
+  held.at = at;
+}
+
+std::optional<remediation_progress> swarm_core::remediation(time_point now) const {
+  const auto* held = remediation_.get();
+  if (held == nullptr) return std::nullopt;
+  return aged(held->progress,
+              std::chrono::duration_cast<std::chrono::milliseconds>(now - held->at).count());
+}
+
 void swarm_core::compact(time_point now) {
   table_.compact();
   tracker_.compact(now);

@@ -43,6 +43,7 @@
 #include "tracker/peer_behaviour.hpp"
 #include "tracker/peer_table.hpp"
 #include "tracker/random.hpp"
+#include "tracker/remediation_plan.hpp"
 #include "tracker/swarm_config.hpp"
 #include "tracker/swarm_health.hpp"
 
@@ -197,6 +198,18 @@ class swarm_core {
   /// one).
   const std::deque<remediation_record>& history() const noexcept;
 
+  // -- remediation in progress ---------------------------------------------------
+
+  /// The latest progress of the remediation working on this swarm, as of
+  /// `at` (the remediation sends it after every step): a snapshot carries
+  /// it, so the plan resumes where the swarm is installed next (restart,
+  /// move, replica).
+  void set_remediation(const remediation_progress& p, time_point at);
+  /// No remediation works on this swarm (it ended, or was stopped).
+  void clear_remediation() noexcept { remediation_.reset(); }
+  /// The progress aged to `now`; empty when no remediation works on it.
+  std::optional<remediation_progress> remediation(time_point now) const;
+
   // -- introspection --------------------------------------------------------------
 
   /// The interval this swarm would tell a seeder / leecher now (advances the
@@ -256,6 +269,11 @@ class swarm_core {
   swarm_knobs knobs_;
   std::optional<time_point> empty_since_;
   lazy_box<std::deque<remediation_record>> history_;
+  struct held_remediation {
+    remediation_progress progress;
+    time_point at{};
+  };
+  lazy_box<held_remediation> remediation_;
   swarm_core_counters counters_;
   /// Interval jitter (own stream, so jitter never shifts peer selection);
   /// created, from the seed, the first time an interval is jittered.

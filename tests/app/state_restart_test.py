@@ -9,7 +9,10 @@
 3. Peers whose timeout passed while the daemon was down are dropped on load.
 4. Without an access file, the access list the admin API changed comes
    back; a list made for the other mode is not put back.
-5. A truncated file, a flipped byte, a future version and an empty file:
+5. A remediation under way (started by an operator) goes on after SIGTERM
+   -> restart: still listed as running with the knobs it had set, a
+   `remediation-resumed` event, and an operator's stop ends it as usual.
+6. A truncated file, a flipped byte, a future version and an empty file:
    each time the daemon comes up empty, says why in one log line, and the
    file is moved aside (not deleted).
 
@@ -285,6 +288,56 @@ def access_list_kept(binary, work):
     print("access list (no access file) kept over a restart; not put back in the other mode")
 
 
+def remediation_resumed(binary, work):
+    state = os.path.join(work, "remedy")
+    d = Daemon(binary, state)
+    d.start()
+    h = b"\x51" * 20
+    # One seeder and five leechers: an operator's remediation works on
+    # "slow torrent" reasons and applies its first strategy at once.
+    for i in range(6):
+        d.announce(h, 21000 + i, 0 if i == 0 else 5000)
+    started = d.admin("POST", "/api/swarms/%s/remediation/start" % h.hex())
+    expect(started.get("started") is True, "remediation not started: %r" % started, d)
+    deadline = time.time() + 20
+    before = None
+    while time.time() < deadline:
+        active = d.admin("GET", "/api/remediations")["active"]
+        mine = [a for a in active if a["hash"] == h.hex()]
+        if mine and any(x.get("action") == "apply" for x in mine[0]["actions"]):
+            before = mine[0]
+            break
+        time.sleep(0.2)
+    expect(before is not None, "the remediation applied no strategy", d)
+    policy_before = before["policy"]
+    expect(policy_before != "adaptive", "no strategy's policy set: %r" % before, d)
+    d.stop()
+
+    d.start()
+    active = d.admin("GET", "/api/remediations")
+    mine = [a for a in active["active"] if a["hash"] == h.hex()]
+    expect(len(mine) == 1, "the remediation did not come back: %r" % active, d)
+    expect(mine[0]["policy"] == policy_before,
+           "knobs changed over the restart: %s -> %s" % (policy_before, mine[0]["policy"]), d)
+    kinds = [e["kind"] for e in d.admin("GET", "/api/events")["events"] if e.get("hash") == h.hex()]
+    expect("remediation-resumed" in kinds, "no remediation-resumed event: %r" % kinds, d)
+    expect(any("remediation resumed" in l and h.hex() in l for l in d.text().splitlines()),
+           "no log line for the resumed remediation", d)
+    stopped = d.admin("POST", "/api/swarms/%s/remediation/stop" % h.hex())
+    expect(stopped.get("stopped") is True, "stop after the restart: %r" % stopped, d)
+    swarm = d.admin("GET", "/api/swarms/%s" % h.hex())
+    expect(swarm["policy"] == "adaptive", "defaults not restored after the stop: %r" % swarm["policy"], d)
+    expect(not [a for a in d.admin("GET", "/api/remediations")["active"] if a["hash"] == h.hex()],
+           "still listed after the stop", d)
+    d.stop()
+    # Stopped before this SIGTERM: nothing to resume on the next start.
+    d.start()
+    expect(not d.admin("GET", "/api/remediations")["active"],
+           "a stopped remediation came back", d)
+    d.stop()
+    print("a remediation under way resumes after SIGTERM -> restart; a stopped one does not")
+
+
 def corrupt_files(binary, work):
     state = os.path.join(work, "corrupt")
     d = Daemon(binary, state)
@@ -332,6 +385,7 @@ def main():
         sigkill_after_period(binary, work)
         expired_dropped(binary, work)
         access_list_kept(binary, work)
+        remediation_resumed(binary, work)
         corrupt_files(binary, work)
         print("PASS")
     finally:

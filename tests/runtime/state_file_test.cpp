@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,7 +69,18 @@ class StateFile : public ::testing::Test {
     std::string error;
     auto w = state_file::writer::open(dir_, written, &error);
     EXPECT_TRUE(w) << error;
-    EXPECT_TRUE(w->add(swarm_of(1, 10)));
+    swarm_snapshot first = swarm_of(1, 10);
+    remediation_progress p;
+    p.started = true;
+    p.knobs.policy = policy_kind::flash_crowd;
+    p.knobs.seeder_warning = true;
+    p.active = {static_cast<std::uint16_t>(strategy::flash_crowd)};
+    p.tried = p.active;
+    p.trial = static_cast<std::int16_t>(strategy::flash_crowd);
+    p.trial_age_ms = 42000;
+    p.trial_ticks = 1;
+    first.remediation.push_back(p);
+    EXPECT_TRUE(w->add(first));
     EXPECT_TRUE(w->add(swarm_of(2, 1)));
     EXPECT_TRUE(w->add(swarm_of(3, 40)));
     EXPECT_TRUE(w->add(std::vector<ban_rule>{{"-XX0001-", "broken client"}, {"-YY", "abuse"}}));
@@ -154,6 +168,18 @@ TEST_F(StateFile, EverythingWrittenComesBack) {
     EXPECT_EQ(got.peers[i].last_announce_age_ms, want.peers[i].last_announce_age_ms);
   }
   EXPECT_EQ(got.counters, want.counters);
+  EXPECT_TRUE(got.remediation.empty());
+  // The remediation under way of the first swarm, field by field.
+  ASSERT_EQ(c.swarms[0].remediation.size(), 1u);
+  const auto& p = c.swarms[0].remediation[0];
+  EXPECT_TRUE(p.started);
+  EXPECT_EQ(p.knobs.policy, policy_kind::flash_crowd);
+  EXPECT_TRUE(p.knobs.seeder_warning);
+  EXPECT_EQ(p.active, (std::vector<std::uint16_t>{static_cast<std::uint16_t>(strategy::flash_crowd)}));
+  EXPECT_EQ(p.trial, static_cast<std::int16_t>(strategy::flash_crowd));
+  EXPECT_EQ(p.trial_age_ms, 42000);
+  EXPECT_EQ(p.trial_ticks, 1u);
+  EXPECT_EQ(p.healthy_age_ms, -1);
   ASSERT_EQ(c.bans.size(), 2u);
   EXPECT_EQ(c.bans[0].prefix, "-XX0001-");
   EXPECT_EQ(c.bans[1].reason, "abuse");
@@ -174,16 +200,88 @@ TEST_F(StateFile, EverythingWrittenComesBack) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
-/// Makes `bytes` (a whole file) say version 1 and computes the trailer's
-/// CRC again, which covers the header.
-void as_version_one(std::vector<char>& bytes) {
-  bytes[8] = 1;
-  const std::size_t trailer = bytes.size() - 21;  // frame (5) + 16
-  ASSERT_EQ(static_cast<std::uint8_t>(bytes[trailer]), 0xFFu);
+std::uint32_t le32(const char* p) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+void put_le32(char* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
+
+/// Makes `bytes` (a whole file of this build's version) a file of version
+/// `v` < 3 as that version wrote it: the header's version, every swarm
+/// record in the shorter layout without the remediation under way (which
+/// is dropped), and the trailer's CRC computed again (it covers the whole
+/// file before it). `header_size` 24, frames of kind (1) + length (4).
+void as_version(std::vector<char>& bytes, std::uint8_t v) {
+  std::vector<char> out(bytes.begin(), bytes.begin() + 24);
+  out[8] = static_cast<char>(v);
+  std::size_t at = 24;
+  while (static_cast<std::uint8_t>(bytes[at]) != 0xFFu) {
+    const std::uint8_t kind = static_cast<std::uint8_t>(bytes[at]);
+    const std::uint32_t length = le32(bytes.data() + at + 1);
+    std::vector<char> payload(bytes.begin() + at + 5, bytes.begin() + at + 5 + length);
+    if (kind == 1) {
+      swarm_snapshot snap;
+      caf::binary_deserializer in{static_cast<caf::execution_unit*>(nullptr), payload.data(),
+                                  payload.size()};
+      ASSERT_FALSE(in(snap));
+      payload.clear();
+      caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), payload};
+      swarm_snapshot_v2 old{snap};
+      ASSERT_FALSE(sink(old));
+    }
+    char frame[5];
+    frame[0] = static_cast<char>(kind);
+    put_le32(frame + 1, static_cast<std::uint32_t>(payload.size()));
+    out.insert(out.end(), frame, frame + 5);
+    out.insert(out.end(), payload.begin(), payload.end());
+    at += 5 + length;
+  }
+  std::vector<char> trailer(bytes.begin() + at, bytes.end());
+  ASSERT_EQ(trailer.size(), 21u);
   const auto crc = static_cast<std::uint32_t>(
-      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()),
-              static_cast<uInt>(trailer)));
-  for (int i = 0; i < 4; ++i) bytes[trailer + 13 + i] = static_cast<char>(crc >> (8 * i));
+      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(out.data()),
+              static_cast<uInt>(out.size())));
+  put_le32(trailer.data() + 13, crc);
+  out.insert(out.end(), trailer.begin(), trailer.end());
+  bytes = std::move(out);
+}
+
+void as_version_one(std::vector<char>& bytes) { as_version(bytes, 1); }
+
+TEST_F(StateFile, AVersionTwoFileIsStillRead) {
+  // Version 2 swarm records end before the remediation under way.
+  const auto v3 = write_sample();
+  auto v2 = v3;
+  as_version(v2, 2);
+  EXPECT_LT(v2.size(), v3.size());
+  collected c, c3;
+  auto r = state_file::read_bytes(v2, sink_into(c));
+  ASSERT_EQ(r.status, outcome::loaded) << r.problem;
+  ASSERT_EQ(state_file::read_bytes(v3, sink_into(c3)).status, outcome::loaded);
+  ASSERT_EQ(c.swarms.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(c.swarms[i].hash, c3.swarms[i].hash);
+    EXPECT_EQ(c.swarms[i].peers.size(), c3.swarms[i].peers.size());
+    EXPECT_EQ(c.swarms[i].downloaded, c3.swarms[i].downloaded);
+    EXPECT_TRUE(c.swarms[i].remediation.empty());
+  }
+  EXPECT_FALSE(c3.swarms[0].remediation.empty()) << "the sample's first swarm is being remediated";
+  EXPECT_EQ(c.access.hashes.size(), 2u);
+  // A version-3 record under a version-2 header is refused, not misread.
+  auto mixed = v3;
+  mixed[8] = 2;
+  const std::size_t trailer = mixed.size() - 21;
+  put_le32(mixed.data() + trailer + 13,
+           static_cast<std::uint32_t>(::crc32(::crc32(0L, Z_NULL, 0),
+                                              reinterpret_cast<const Bytef*>(mixed.data()),
+                                              static_cast<uInt>(trailer))));
+  collected cm;
+  auto rm = state_file::read_bytes(mixed, sink_into(cm));
+  EXPECT_EQ(rm.status, outcome::refused);
+  EXPECT_EQ(cm.calls, 0);
 }
 
 TEST_F(StateFile, AVersionOneFileIsStillReadButMayNotHoldAnAccessList) {

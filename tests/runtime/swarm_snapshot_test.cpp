@@ -67,6 +67,15 @@ TEST_F(SnapshotTest, WholeStateSurvivesTheWire) {
   rec.strategy = "seeder-appeal";
   core.record(rec);
   const auto before = core.scrape();
+  // A remediation under way, its progress sent 30 s before the snapshot.
+  remediation_progress rp;
+  rp.started = true;
+  rp.knobs = k;
+  rp.active = {static_cast<std::uint16_t>(strategy::keep_seeding)};
+  rp.trial = static_cast<std::int16_t>(strategy::keep_seeding);
+  rp.trial_age_ms = 10'000;
+  rp.healthy_age_ms = 5'000;
+  core.set_remediation(rp, t0 + 70s);
 
   const health_time taken = t0 + 100s;
   core.tick(taken);
@@ -87,6 +96,15 @@ TEST_F(SnapshotTest, WholeStateSurvivesTheWire) {
   ASSERT_EQ(copy->history().size(), 1u);
   EXPECT_EQ(copy->history().front().strategy, "seeder-appeal");
   EXPECT_TRUE(copy->check_invariants());
+  // The remediation under way, aged by the 30 s between its progress and
+  // the snapshot, then by the time since the copy arrived.
+  auto moved = copy->remediation(there + 2s);
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->trial, static_cast<std::int16_t>(strategy::keep_seeding));
+  EXPECT_EQ(moved->trial_age_ms, 42'000);
+  EXPECT_EQ(moved->healthy_age_ms, 37'000);
+  EXPECT_EQ(moved->active, rp.active);
+  EXPECT_TRUE(moved->knobs.seeder_warning);
   // The health model: its windows, size estimate and last report.
   ASSERT_NE(copy->last_report(), nullptr);
   EXPECT_EQ(copy->last_report()->state, core.last_report()->state);
@@ -141,8 +159,13 @@ TEST_F(SnapshotTest, MergeKeepsNewerLocalPeersAndAddsCounts) {
   fresh.announce(announce_of(h, 3, 100), t0 + 5s, res);
   reset_result(res);
   fresh.announce(announce_of(h, 100, 100), t0 + 5s, res);
+  remediation_progress rp;
+  rp.started = true;
+  old_owner.set_remediation(rp, t0);
   merge_snapshot(fresh, round_trip(take_snapshot(old_owner, t0 + 5s)), t0 + 5s);
   EXPECT_EQ(fresh.table().size(), 11u);
+  // A running swarm's remediation is its supervisor's: a merge brings none.
+  EXPECT_FALSE(fresh.remediation(t0 + 5s));
   EXPECT_EQ(fresh.table().traits(peer_key{test::numbered_peer(3), announce_of(h, 3, 0).peer.ip})->left, 100u);
   EXPECT_EQ(fresh.counters().announces, 12u);
   EXPECT_TRUE(fresh.check_invariants());

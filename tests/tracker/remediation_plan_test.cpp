@@ -133,6 +133,82 @@ TEST(RemediationPlan, EscalatesOnTopOfWhatHelped) {
   EXPECT_EQ(plan.active().size(), 2u);
 }
 
+/// Feeds `reports` to `a` and to a plan resumed from `a`'s progress taken
+/// after `split` of them (with `gap` seconds passing in between, as a
+/// restart would); the two must decide alike from there on.
+void expect_resumed_alike(const std::vector<health_report>& reports, std::size_t split,
+                          std::int64_t gap_s, remediation_plan a) {
+  for (std::size_t i = 0; i < split; ++i) a.on_report(reports[i]);
+  const health_time taken = reports[split - 1].at + seconds(1);
+  remediation_progress p = aged(a.progress(taken), gap_s * 1000);
+  // The resumed plan lives on a clock `gap_s` later: shift its reports.
+  remediation_plan b(config(), p, taken + seconds(gap_s));
+  EXPECT_EQ(b.knobs(), a.knobs());
+  EXPECT_EQ(b.baseline(), a.baseline());
+  EXPECT_EQ(b.active(), a.active());
+  EXPECT_EQ(b.on_trial(), a.on_trial());
+  EXPECT_EQ(b.policy_pinned(), a.policy_pinned());
+  for (std::size_t i = split; i < reports.size(); ++i) {
+    health_report later = reports[i];
+    later.at += seconds(gap_s);
+    auto sa = a.on_report(reports[i]);
+    auto sb = b.on_report(later);
+    EXPECT_EQ(actions(sb), actions(sa)) << "report " << i;
+    EXPECT_EQ(sb.knobs, sa.knobs) << "report " << i;
+    EXPECT_EQ(sb.done, sa.done) << "report " << i;
+  }
+  EXPECT_TRUE(a.done());
+  EXPECT_TRUE(b.done());
+}
+
+TEST(RemediationPlan, AResumedPlanGoesOnWhereItStood) {
+  const auto few = reason_few_seeders;
+  const std::vector<health_report> reports = {
+      report(0, swarm_health::degraded, few, 1, 20, 0),     // start, apply flash-crowd
+      report(60, swarm_health::degraded, few, 1, 20, 0),    // on trial
+      report(120, swarm_health::degraded, few, 1, 20, 0),   // rollback, apply seeder-rotation
+      report(180, swarm_health::degraded, few, 4, 20, 0),   // on trial
+      report(240, swarm_health::healthy, 0, 6, 20, 0),      // keep seeder-rotation
+      report(270, swarm_health::healthy, 0, 6, 20, 0),      // healthy for 30 s
+      report(330, swarm_health::healthy, 0, 6, 20, 0),      // end
+  };
+  // Split mid-trial (the trial's watch continues: ticks and time), right
+  // after a rollback, and in the healthy stretch (the end comes as due).
+  for (std::size_t split : {2u, 3u, 4u, 6u}) {
+    SCOPED_TRACE("split after " + std::to_string(split));
+    expect_resumed_alike(reports, split, 0, remediation_plan(config(), swarm_knobs{}));
+  }
+  // Time away counts as time: 30 s down mid-trial and in the healthy
+  // stretch, every later report 30 s later too, the same decisions.
+  expect_resumed_alike(reports, 3, 30, remediation_plan(config(), swarm_knobs{}));
+  expect_resumed_alike(reports, 6, 30, remediation_plan(config(), swarm_knobs{}));
+  // A pinned operator plan keeps its pin and its operator reasons.
+  swarm_knobs pinned;
+  pinned.policy = policy_kind::role_aware;
+  remediation_plan op(config(), pinned, reason_few_seeders, true);
+  op.on_report(report(0, swarm_health::degraded, few, 1, 20, 0));
+  const remediation_progress p = op.progress(health_time{} + seconds(1));
+  EXPECT_TRUE(p.policy_pinned);
+  EXPECT_EQ(p.operator_reasons, reason_few_seeders);
+  EXPECT_EQ(p.baseline.policy, policy_kind::role_aware);
+  remediation_plan back(config(), p, health_time{} + seconds(1));
+  EXPECT_EQ(back.knobs().policy, policy_kind::role_aware);
+  EXPECT_TRUE(back.policy_pinned());
+}
+
+TEST(RemediationPlan, ProgressFromAFileCannotNameAStrategyThatDoesNotExist) {
+  remediation_progress p;
+  p.started = true;
+  p.active = {static_cast<std::uint16_t>(strategy::keep_seeding), 200};
+  p.tried = {7, static_cast<std::uint16_t>(strategy::keep_seeding)};
+  p.trial = 99;
+  p.trial_age_ms = 5000;
+  remediation_plan plan(config(), p, health_time{} + seconds(100));
+  EXPECT_EQ(plan.active(), (std::vector<strategy>{strategy::keep_seeding}));
+  EXPECT_FALSE(plan.on_trial());
+  EXPECT_FALSE(plan.done());
+}
+
 TEST(RemediationPlan, AbortRestoresTheBaseline) {
   swarm_knobs base;
   base.policy = policy_kind::role_aware;
