@@ -1,6 +1,8 @@
 // swarmkeeper web console: polls the admin API every POLL_MS and renders the
-// node, the swarm counts by health, the unhealthy swarms and one swarm's
-// detail.
+// node, the charts (charts.js), the swarm counts by health, the unhealthy
+// swarms, a searchable page of swarms, one swarm's detail, the events, the
+// ban list and the access list; and sends the operator's actions (policy,
+// restart, remediation, ban, access), each only after a confirmation.
 //
 // Security rules of this file (the daemon also sends a strict CSP):
 // - Every string from the API reaches the page through textContent (the el()
@@ -18,7 +20,7 @@
   const FETCH_TIMEOUT_MS = 8000;
   const TOKEN_KEY = 'swarmkeeper.admin-token';
   const UNHEALTHY_LIMIT = 100;
-  const LARGEST_LIMIT = 25;
+  const EVENTS_SHOWN = 200;
   const HEALTH_STATES = ['healthy', 'degraded', 'critical', 'unevaluated'];
 
   const $ = (id) => document.getElementById(id);
@@ -33,6 +35,11 @@
   let generation = 0;         // bumped on token change: stale polls are ignored
   let lastUpdated = null;     // Date of the last complete successful poll
   let previous = null;        // counters of the previous poll, for rates
+  // The swarm page: prefix (lower-case hex, '' for all), sort, size, offset.
+  const browse = { prefix: '', sort: 'size', limit: 25, offset: 0, total: 0 };
+  let accessMode = 'off';     // the access list's mode, from the last poll
+  let eventsList = [];        // the last poll's events, newest first
+  const charts = window.swarmkeeperCharts;
 
   // -- DOM helpers (text only) -------------------------------------------------
 
@@ -170,14 +177,19 @@
   }
 
   /// GETs `path` with the token; resolves to parsed JSON (or text when
-  /// `asText`); rejects with ApiError.
-  async function api(path, asText) {
+  /// `asText`); rejects with ApiError. `method` and `payload` (an object, sent
+  /// as JSON) make it another request.
+  async function api(path, asText, method, payload) {
     const ctrl = new AbortController();
     const t = setTimeout(() => ctrl.abort(), FETCH_TIMEOUT_MS);
     let res;
+    const headers = { Authorization: 'Bearer ' + token };
+    if (payload !== undefined) headers['Content-Type'] = 'application/json';
     try {
       res = await fetch(path, {
-        headers: { Authorization: 'Bearer ' + token },
+        method: method || 'GET',
+        headers: headers,
+        body: payload === undefined ? undefined : JSON.stringify(payload),
         cache: 'no-store',
         credentials: 'omit',
         redirect: 'error',
@@ -269,24 +281,35 @@
           if (e.status === 404 || e.status === 503 || e.status === 504) return { missing: e };
           throw e;
         });
-      const [node, metricsText, unhealthy, largest, remediations, swarm, cluster] =
+      const page = browseQuery();
+      const [node, metricsText, unhealthy, listed, remediations, swarm, cluster, events, bans,
+             access] =
         await Promise.all([
           api('/api/node'),
           api('/metrics', true),
           api('/api/swarms?health=unhealthy&sort=size&limit=' + UNHEALTHY_LIMIT),
-          api('/api/swarms?sort=size&limit=' + LARGEST_LIMIT),
+          api('/api/swarms?' + page),
           api('/api/remediations'),
           detail,
           api('/api/cluster'),
+          api('/api/events'),
+          api('/api/bans'),
+          api('/api/access'),
         ]);
       if (gen !== generation) return;
       const metrics = parseMetrics(metricsText);
+      const at = performance.now();
+      charts.record(metrics, at);
+      charts.draw(POLL_MS, at);
       renderNode(node, metrics);
       renderCounts(metrics);
       renderUnhealthy(unhealthy, remediations);
-      renderLargest(largest);
+      if (page === browseQuery()) renderBrowse(listed);
       renderCluster(cluster);
-      if (hash !== null && hash === selected) renderDetail(hash, swarm);
+      renderEvents(events);
+      renderBans(bans);
+      renderAccess(access);
+      if (hash !== null && hash === selected) renderDetail(hash, swarm, remediations);
       lastUpdated = new Date();
       $('last-updated').dateTime = lastUpdated.toISOString();
       showError(null);
@@ -437,7 +460,13 @@
       : '(' + list.total + ')');
   }
 
-  function renderLargest(list) {
+  /// The query of the swarm page the form asks for.
+  function browseQuery() {
+    return (browse.prefix ? 'prefix=' + browse.prefix + '&' : '') + 'sort=' + browse.sort +
+      '&limit=' + browse.limit + '&offset=' + browse.offset;
+  }
+
+  function renderBrowse(list) {
     const body = $('swarms-table').tBodies[0];
     clear(body);
     for (const s of list.swarms) {
@@ -454,8 +483,287 @@
       row.appendChild(cell(s.policy));
       body.appendChild(row);
     }
-    setText('swarms-total', '(' + list.swarms.length + ' of ' + list.total +
-            (list.truncated ? '+' : '') + ')');
+    browse.total = list.total;
+    const more = list.truncated ? '+' : '';
+    const what = browse.prefix ? ' starting with ' + browse.prefix : '';
+    setText('swarms-total', '(' + list.total + more + what + ')');
+    setText('page-info', list.swarms.length === 0 ? 'none'
+      : (list.offset + 1) + '–' + (list.offset + list.swarms.length) + ' of ' + list.total + more);
+    $('page-prev').disabled = browse.offset === 0;
+    $('page-next').disabled = browse.offset + browse.limit >= list.total;
+    $('swarms-empty').hidden = list.swarms.length > 0;
+  }
+
+  // -- events, bans, access list -------------------------------------------------
+
+  const EVENT_GROUPS = {
+    restarts: (k) => k === 'restart' || k === 'restart-fresh' || k === 'give-up',
+    remediations: (k) => k.indexOf('remediation-') === 0,
+    operator: (k) => k.indexOf('operator-') === 0,
+    health: (k) => k === 'health',
+  };
+
+  function eventClass(kind) {
+    if (EVENT_GROUPS.restarts(kind)) return kind === 'give-up' ? 'ev-bad' : 'ev-warn';
+    if (EVENT_GROUPS.operator(kind)) return 'ev-operator';
+    return '';
+  }
+
+  function renderEvents(answer) {
+    const list = Array.isArray(answer && answer.events) ? answer.events : [];
+    // The log is oldest first; newest first here.
+    eventsList = list.slice().reverse();
+    drawEvents();
+  }
+
+  function drawEvents() {
+    const filter = $('events-filter').value;
+    const keep = EVENT_GROUPS[filter] || (() => true);
+    const shown = eventsList.filter((e) => keep(String(e.kind))).slice(0, EVENTS_SHOWN);
+    const body = $('events-table').tBodies[0];
+    clear(body);
+    for (const e of shown) {
+      const row = el('tr');
+      row.dataset.kind = String(e.kind);
+      row.appendChild(cell(ago(e.age_seconds)));
+      row.appendChild(cell(e.kind, eventClass(String(e.kind))));
+      const h = cell(e.hash === null ? '–' : e.hash, 'hash');
+      if (typeof e.hash === 'string') {
+        h.classList.add('link');
+        h.addEventListener('click', () => select(e.hash));
+      }
+      row.appendChild(h);
+      row.appendChild(cell(e.detail, 'wrap'));
+      body.appendChild(row);
+    }
+    $('events-empty').hidden = shown.length > 0;
+    setText('events-total', '(' + shown.length + ' shown of ' + eventsList.length + ')');
+  }
+
+  function renderBans(answer) {
+    const list = Array.isArray(answer && answer.bans) ? answer.bans : [];
+    const body = $('bans-table').tBodies[0];
+    clear(body);
+    for (const b of list) {
+      const row = el('tr');
+      row.dataset.prefix = String(b.prefix);
+      row.appendChild(cell(b.prefix, 'mono'));
+      row.appendChild(cell(b.reason, 'wrap'));
+      const td = el('td');
+      const btn = el('button', 'Unban…');
+      btn.type = 'button';
+      btn.className = 'unban';
+      btn.addEventListener('click', () => confirmed(
+        'Lift the ban on this client prefix?', 'peer_id prefix "' + b.prefix + '"', 'Unban',
+        () => api('/api/bans/' + encodeURIComponent(b.prefix), false, 'DELETE'),
+        () => 'Unbanned "' + b.prefix + '".'));
+      td.appendChild(btn);
+      row.appendChild(td);
+      body.appendChild(row);
+    }
+    $('bans-empty').hidden = list.length > 0;
+    setText('bans-total', '(' + list.length + ')');
+  }
+
+  function renderAccess(a) {
+    accessMode = a && typeof a.mode === 'string' ? a.mode : 'off';
+    const off = accessMode === 'off';
+    $('access-off').hidden = !off;
+    $('access-detail').hidden = off;
+    $('action-deny').disabled = off;
+    $('action-deny').title = off ? 'the access list is off (access.mode)' : '';
+    if (off) {
+      setText('access-summary', '(off)');
+      return;
+    }
+    const hashes = Array.isArray(a.hashes) ? a.hashes : [];
+    setText('access-summary', '(' + accessMode + ' list: ' + a.count + ' info_hashes' +
+            (hashes.length < a.count ? ', first ' + hashes.length + ' shown' : '') + ')');
+    // An allow list serves what it names; a deny list refuses it.
+    const listed = accessMode === 'allow' ? 'deny' : 'allow';
+    const body = $('access-table').tBodies[0];
+    clear(body);
+    for (const h of hashes) {
+      const row = el('tr');
+      row.dataset.hash = String(h);
+      row.appendChild(cell(h, 'hash'));
+      const td = el('td');
+      const btn = el('button', listed === 'allow' ? 'Allow…' : 'Deny…');
+      btn.type = 'button';
+      btn.addEventListener('click', () => accessAction(String(h), listed));
+      td.appendChild(btn);
+      row.appendChild(td);
+      body.appendChild(row);
+    }
+    $('access-empty').hidden = hashes.length > 0;
+  }
+
+  // -- actions (each after a confirmation) ------------------------------------------
+
+  let pendingConfirm = null;   // resolves the open dialog's promise
+
+  /// Shows the dialog; resolves true on Confirm, false on Cancel or Escape.
+  function ask(title, detail, okText) {
+    const dialog = $('confirm-dialog');
+    if (pendingConfirm !== null) pendingConfirm(false);
+    setText('confirm-text', title);
+    setText('confirm-detail', detail);
+    setText('confirm-ok', okText || 'Confirm');
+    return new Promise((resolve) => {
+      pendingConfirm = (answer) => {
+        pendingConfirm = null;
+        if (dialog.open) dialog.close();
+        resolve(answer);
+      };
+      dialog.showModal();
+      $('confirm-cancel').focus();
+    });
+  }
+
+  function showResult(message, ok) {
+    const box = $('action-result');
+    box.textContent = message;
+    box.className = ok ? 'ok' : 'failed';
+    box.hidden = false;
+  }
+
+  /// Asks, then sends; shows what the daemon answered and polls at once.
+  async function confirmed(title, detail, okText, send, describe) {
+    if (!(await ask(title, detail, okText))) {
+      showResult('Cancelled: nothing was sent.', true);
+      return;
+    }
+    try {
+      const answer = await send();
+      showResult(describe(answer), true);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) {
+        refused(e.message);
+        return;
+      }
+      const why = e instanceof ApiError
+        ? (e.status === 0 ? 'no answer (' + e.message + ')' : e.status + ': ' + e.message)
+        : String(e && e.message || e);
+      showResult('Failed: ' + why, false);
+    }
+    pollNow();
+  }
+
+  function swarmPath(hash, what) {
+    return '/api/swarms/' + hash + '/' + what;
+  }
+
+  function accessAction(hash, how) {
+    const refuse = how === 'deny';
+    confirmed(refuse ? 'Deny this torrent? Its swarm ends and its peers are dropped.'
+      : 'Serve this torrent again?', 'info_hash ' + hash + ' (' + accessMode + ' list)',
+    refuse ? 'Deny' : 'Allow',
+    () => api('/api/access/' + hash + '/' + how, false, 'POST'),
+    (r) => refuse ? 'Denied ' + hash + (r.swarm_ended ? '; its swarm ended (' +
+      r.peers_dropped + ' peers dropped).' : '.') : 'Allowed ' + hash + '.');
+  }
+
+  function startActions() {
+    $('confirm-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      if (pendingConfirm !== null) pendingConfirm(true);
+    });
+    $('confirm-cancel').addEventListener('click', () => {
+      if (pendingConfirm !== null) pendingConfirm(false);
+    });
+    $('confirm-dialog').addEventListener('close', () => {
+      if (pendingConfirm !== null) pendingConfirm(false);
+    });
+    $('action-policy').addEventListener('click', () => {
+      const hash = selected;
+      const policy = $('policy-select').value;
+      if (hash === null) return;
+      confirmed(policy === 'default' ? 'Unpin the policy of this swarm (back to the default)?'
+        : 'Pin the allocation policy "' + policy + '" on this swarm?', 'info_hash ' + hash,
+      'Set policy', () => api(swarmPath(hash, 'policy'), false, 'POST', { policy: policy }),
+      (r) => 'Policy of ' + hash + ': ' + r.previous + ' → ' + r.policy +
+        (r.pinned ? ' (pinned)' : ''));
+    });
+    $('action-restart').addEventListener('click', () => {
+      const hash = selected;
+      if (hash === null) return;
+      confirmed('Restart the actor of this swarm? It restarts from its last state.',
+        'info_hash ' + hash, 'Restart', () => api(swarmPath(hash, 'restart'), false, 'POST'),
+        (r) => 'Restarting ' + hash + ' (actor ' + r.old_actor_id + ' replaced).');
+    });
+    $('action-remediation-start').addEventListener('click', () => {
+      const hash = selected;
+      if (hash === null) return;
+      confirmed('Start a remediation of this swarm?', 'info_hash ' + hash, 'Start',
+        () => api(swarmPath(hash, 'remediation/start'), false, 'POST'),
+        () => 'Remediation of ' + hash + ' started.');
+    });
+    $('action-remediation-stop').addEventListener('click', () => {
+      const hash = selected;
+      if (hash === null) return;
+      confirmed('Stop the remediation of this swarm? Its settings go back to what they were.',
+        'info_hash ' + hash, 'Stop', () => api(swarmPath(hash, 'remediation/stop'), false, 'POST'),
+        () => 'Remediation of ' + hash + ' stopped.');
+    });
+    $('action-deny').addEventListener('click', () => {
+      if (selected !== null) accessAction(selected, 'deny');
+    });
+    $('ban-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const prefix = $('ban-prefix').value;
+      const reason = $('ban-reason').value.trim();
+      if (prefix === '' || reason === '') {
+        showResult('A ban needs a peer_id prefix and a reason.', false);
+        return;
+      }
+      confirmed('Ban every client whose peer_id starts with this prefix?',
+        'prefix "' + prefix + '", reason "' + reason + '"', 'Ban',
+        () => api('/api/bans', false, 'POST', { prefix: prefix, reason: reason }),
+        (r) => {
+          $('ban-prefix').value = '';
+          $('ban-reason').value = '';
+          return 'Banned "' + r.prefix + '": ' + r.reason;
+        });
+    });
+    const accessInput = (how) => {
+      const value = $('access-input').value.trim().toLowerCase();
+      if (!/^[0-9a-f]{40}$/.test(value)) {
+        showResult('An info_hash is 40 hex digits.', false);
+        return;
+      }
+      accessAction(value, how);
+    };
+    $('access-allow').addEventListener('click', () => accessInput('allow'));
+    $('access-deny').addEventListener('click', () => accessInput('deny'));
+    $('events-filter').addEventListener('change', drawEvents);
+    $('search-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const value = $('search-input').value.trim().toLowerCase();
+      if (value !== '' && !/^[0-9a-f]{1,40}$/.test(value)) {
+        showError('Search by the first hex digits of an info_hash (0-9, a-f).');
+        return;
+      }
+      showError(null);
+      browse.prefix = value;
+      browse.offset = 0;
+      pollNow();
+    });
+    const resort = () => {
+      browse.sort = $('sort-select').value;
+      browse.limit = Number($('page-size').value);
+      browse.offset = 0;
+      pollNow();
+    };
+    $('sort-select').addEventListener('change', resort);
+    $('page-size').addEventListener('change', resort);
+    $('page-prev').addEventListener('click', () => {
+      browse.offset = Math.max(0, browse.offset - browse.limit);
+      pollNow();
+    });
+    $('page-next').addEventListener('click', () => {
+      if (browse.offset + browse.limit < browse.total) browse.offset += browse.limit;
+      pollNow();
+    });
   }
 
   /// The cluster panel: "single node" when clustering is off, else the
@@ -509,9 +817,12 @@
     return s.state + ' (' + s.seeders + ' S / ' + s.leechers + ' L, ' + s.stalled + ' stalled)';
   }
 
-  function renderDetail(hash, s) {
+  function renderDetail(hash, s, remediations) {
     $('detail').hidden = false;
     setText('detail-hash', hash);
+    const running = ((remediations && remediations.active) || []).some((r) => r.hash === hash);
+    $('action-remediation-stop').disabled = !running;
+    $('action-remediation-start').disabled = running;
     if (s && s.missing) {
       const e = s.missing;
       setText('detail-missing', e.status === 404
@@ -541,6 +852,8 @@
     setText('detail-evaluated', h.evaluated ? ago(h.age_seconds) : 'not yet');
     const k = s.knobs || {};
     setText('detail-policy', k.policy);
+    setText('detail-pinned', s.policy_pinned === true ? 'policy pinned by an operator'
+      : s.policy_pinned === false ? 'policy not pinned' : '');
     const iv = s.interval || {};
     setText('detail-interval', iv.scaled_seconds + ' s (base ' + iv.base_seconds + ' s, min ' +
             iv.min_seconds + ' s, scale ' + k.interval_scale + ')');
@@ -611,7 +924,10 @@
   }
 
   function select(hash) {
-    selected = hash === null ? null : String(hash).toLowerCase();
+    const next = hash === null ? null : String(hash).toLowerCase();
+    // Another swarm: the policy choice starts over, never carried across.
+    if (next !== selected) $('policy-select').value = 'default';
+    selected = next;
     markSelected();
     if (selected === null) {
       $('detail').hidden = true;
@@ -637,6 +953,7 @@
     ++generation;
     inFlight = false;
     previous = null;
+    charts.reset();
     try {
       sessionStorage.setItem(TOKEN_KEY, value);
     } catch (ignored) { /* storage off: the token lives in this page only */ }
@@ -689,6 +1006,7 @@
       forgetToken();
     });
     $('detail-close').addEventListener('click', () => select(null));
+    startActions();
     $('lookup-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       const value = $('lookup-input').value.trim();
