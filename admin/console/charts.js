@@ -178,7 +178,8 @@
   }
 
   function spanText(ms) {
-    return ms >= 120000 ? '-' + Math.round(ms / 60000) + ' min' : '-' + Math.round(ms / 1000) + ' s';
+    return ms >= 120000 ? '-' + Math.round(ms / 60000) + ' min'
+      : '-' + Math.round(ms / 1000) + ' s';
   }
 
   /// Draws one chart into the <svg id=chart.id> and its legend (the element
