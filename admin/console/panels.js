@@ -56,16 +56,22 @@
 
     // -- events, bans, access list -------------------------------------------------
 
+    // Each filter by kind and detail. Operator actions are the operator-*
+    // kinds and the restarts and remediations an operator caused (the
+    // supervisor says so in the detail: "restarted by an operator",
+    // "operator; ...", "stopped by an operator").
     const EVENT_GROUPS = {
       restarts: (k) => k === 'restart' || k === 'restart-fresh' || k === 'give-up',
       remediations: (k) => k.indexOf('remediation-') === 0,
-      operator: (k) => k.indexOf('operator-') === 0,
+      operator: (k, d) => k.indexOf('operator-') === 0 ||
+        ((k.indexOf('restart') === 0 || k.indexOf('remediation-') === 0) &&
+         /\boperator\b/.test(d || '')),
       health: (k) => k === 'health',
     };
 
     function eventClass(kind) {
       if (EVENT_GROUPS.restarts(kind)) return kind === 'give-up' ? 'ev-bad' : 'ev-warn';
-      if (EVENT_GROUPS.operator(kind)) return 'ev-operator';
+      if (kind.indexOf('operator-') === 0) return 'ev-operator';
       return '';
     }
 
@@ -79,7 +85,8 @@
     function drawEvents() {
       const filter = $('events-filter').value;
       const keep = EVENT_GROUPS[filter] || (() => true);
-      const shown = eventsList.filter((e) => keep(String(e.kind))).slice(0, EVENTS_SHOWN);
+      const shown = eventsList.filter((e) => keep(String(e.kind), String(e.detail)))
+        .slice(0, EVENTS_SHOWN);
       const body = $('events-table').tBodies[0];
       clear(body);
       for (const e of shown) {

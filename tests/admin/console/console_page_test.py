@@ -617,26 +617,6 @@ def check_actions(driver, d, dh):
     others = [m for m in severe_logs(driver) if expected_404 not in m]
     check(not others, "browser console errors during the actions: %s" % others)
 
-    # The events view lists the operator's actions as the API does.
-    driver.execute_script("document.getElementById('events-filter').value = 'operator';"
-                          "document.getElementById('events-filter').dispatchEvent("
-                          "new Event('change'));")
-
-    def operator_events():
-        want = [(e["kind"], e["detail"]) for e in reversed(d.api("/api/events")["events"])
-                if e["kind"].startswith("operator-")]
-        got = [(r["cells"][1], r["cells"][3]) for r in table(driver, "#events-table")]
-        kinds = {k for k, _ in got}
-        if got != want:
-            return "rows %s, API %s" % (got, want)
-        if not {"operator-policy", "operator-ban", "operator-unban",
-                "operator-access"} <= kinds:
-            return "kinds %s" % kinds
-        return None
-    wait_for("operator events", operator_events)
-    driver.execute_script("document.getElementById('events-filter').value = 'all';"
-                          "document.getElementById('events-filter').dispatchEvent("
-                          "new Event('change'));")
     # Restart: the critical swarm gets a new actor, its peers kept.
     crit = ih("console-critical").hex()
     show_swarm(driver, crit)
@@ -662,6 +642,30 @@ def check_actions(driver, d, dh):
                      r"status of (404|503|504)" % crit)
     others = [m for m in severe_logs(driver) if not gap.search(m)]
     check(not others, "browser console errors around the restart: %s" % others)
+
+    # The events view lists the operator's actions as the API does.
+    driver.execute_script("document.getElementById('events-filter').value = 'operator';"
+                          "document.getElementById('events-filter').dispatchEvent("
+                          "new Event('change'));")
+
+    def operator_events():
+        # operator-* kinds, and restarts and remediations an operator caused.
+        want = [(e["kind"], e["detail"]) for e in reversed(d.api("/api/events")["events"])
+                if e["kind"].startswith("operator-") or
+                (e["kind"].startswith(("restart", "remediation-")) and
+                 re.search(r"\boperator\b", e["detail"]))]
+        got = [(r["cells"][1], r["cells"][3]) for r in table(driver, "#events-table")]
+        kinds = {k for k, _ in got}
+        if got != want:
+            return "rows %s, API %s" % (got, want)
+        if not {"operator-policy", "operator-ban", "operator-unban", "operator-access",
+                "restart", "remediation-stop"} <= kinds:
+            return "kinds %s" % kinds
+        return None
+    wait_for("operator events", operator_events)
+    driver.execute_script("document.getElementById('events-filter').value = 'all';"
+                          "document.getElementById('events-filter').dispatchEvent("
+                          "new Event('change'));")
     log("actions: remediation stop, policy (cancel, confirm), ban, unban, deny, restart; "
         "events shown")
 
