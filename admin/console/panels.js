@@ -216,11 +216,22 @@
       pollNow();
     }
 
+    /// Only 40 lower-case hex digits go into an action's URL, wherever the
+    /// hash came from (a row, an event, the lookup box).
+    function isHash(hash) {
+      return typeof hash === 'string' && /^[0-9a-f]{40}$/.test(hash);
+    }
+
     function swarmPath(hash, what) {
+      if (!isHash(hash)) throw new Error('not an info_hash: ' + hash);
       return '/api/swarms/' + hash + '/' + what;
     }
 
     function accessAction(hash, how) {
+      if (!isHash(hash)) {
+        showResult('An info_hash is 40 hex digits.', false);
+        return;
+      }
       const refuse = how === 'deny';
       confirmed(refuse ? 'Deny this torrent? Its swarm ends and its peers are dropped.'
         : 'Serve this torrent again?', 'info_hash ' + hash + ' (' + accessMode + ' list)',
