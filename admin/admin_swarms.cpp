@@ -4,14 +4,16 @@
 
 #include "admin/admin_handlers.hpp"
 #include "admin/admin_json.hpp"
+#include "protocol/text.hpp"
 
 namespace sk::admin_api {
 
 namespace {
 
-/// The swarm list's query: `health`, `sort`, `limit`, `offset`.
+/// The swarm list's query: `prefix`, `health`, `sort`, `limit`, `offset`.
 struct list_query {
-  std::string health;  ///< empty: every state
+  std::optional<hash_prefix> prefix;  ///< none: every swarm
+  std::string health;                 ///< empty: every state
   std::string sort = "size";
   std::size_t limit = 100;
   std::size_t offset = 0;
@@ -20,12 +22,19 @@ struct list_query {
 /// Parses and checks the list's query; nullopt after answering 400.
 std::optional<list_query> read_list_query(const admin_call& c) {
   std::string error;
-  auto q = parse_query(c.query, {"health", "sort", "limit", "offset"}, error);
+  auto q = parse_query(c.query, {"prefix", "health", "sort", "limit", "offset"}, error);
   if (!q) {
     c.job->reply_error(400, error);
     return std::nullopt;
   }
   list_query out;
+  if (q->count("prefix")) {
+    out.prefix = parse_hash_prefix((*q)["prefix"]);
+    if (!out.prefix) {
+      c.job->reply_error(400, "prefix must be 1 to 40 hex digits of an info_hash (either case)");
+      return std::nullopt;
+    }
+  }
   out.health = (*q)["health"];
   const std::string& h = out.health;
   if (!h.empty() && h != "healthy" && h != "degraded" && h != "critical" && h != "unhealthy" &&
@@ -79,11 +88,13 @@ json list_json(status_list&& all, const list_query& q, bool truncated) {
   json list = json::array();
   for (std::size_t i = q.offset; i < kept.size() && i < q.offset + q.limit; ++i)
     list.push_back(summary_json(kept[i].second, kept[i].first));
-  return {{"total", kept.size()},
-          {"offset", q.offset},
-          {"limit", q.limit},
-          {"truncated", truncated},
-          {"swarms", std::move(list)}};
+  json out = {{"total", kept.size()},
+              {"offset", q.offset},
+              {"limit", q.limit},
+              {"truncated", truncated},
+              {"swarms", std::move(list)}};
+  if (q.prefix) out["prefix"] = q.prefix->bytes.hex().substr(0, q.prefix->digits);
+  return out;
 }
 
 /// Asks the owner's supervisor, through the forwarder in `loc`, to restart
@@ -125,7 +136,11 @@ void get_swarms(admin_call& c) {
   auto q = read_list_query(c);
   if (!q) return;
   const state_ptr& sh = c.sh;
-  auto swarms = sh->dir->local_swarms(sh->cfg.max_fanout + 1);
+  // With a prefix, every local swarm is looked at and only the matches are
+  // asked for their status (at most max_fanout of them: more is
+  // "truncated"); without, the first max_fanout swarms are.
+  auto swarms = q->prefix ? sh->dir->local_swarms_with_prefix(*q->prefix, sh->cfg.max_fanout + 1)
+                          : sh->dir->local_swarms(sh->cfg.max_fanout + 1);
   const bool truncated = swarms.size() > sh->cfg.max_fanout;
   if (truncated) swarms.resize(sh->cfg.max_fanout);
   fan_out_status(c.self, sh, std::move(swarms),

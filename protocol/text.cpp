@@ -16,4 +16,17 @@ std::optional<info_hash> parse_hex_hash(std::string_view text) noexcept {
   return h;
 }
 
+std::optional<hash_prefix> parse_hash_prefix(std::string_view text) noexcept {
+  if (text.empty() || text.size() > 40) return std::nullopt;
+  hash_prefix p;
+  p.digits = text.size();
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const int d = hex_digit(text[i]);
+    if (d < 0) return std::nullopt;
+    std::uint8_t& b = p.bytes.bytes[i / 2];
+    b = static_cast<std::uint8_t>(i % 2 == 0 ? d << 4 : b | d);
+  }
+  return p;
+}
+
 }  // namespace sk

@@ -1,7 +1,9 @@
 #pragma once
 /// Small text helpers every layer uses: hex digits, ASCII blank trimming,
-/// and 40 hex digits to an info_hash. Pure C++17, locale-independent.
+/// 40 hex digits to an info_hash, and hash prefixes of 1 to 40 hex digits.
+/// Pure C++17, locale-independent.
 
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -32,5 +34,27 @@ constexpr std::string_view trim(std::string_view s) noexcept {
 
 /// Exactly 40 hex digits (either case) to a 20-byte id; nullopt otherwise.
 std::optional<info_hash> parse_hex_hash(std::string_view text) noexcept;
+
+/// The leading hex digits of an info_hash (a search by prefix). An odd
+/// number of digits is allowed: the last one is the high nibble of its byte.
+struct hash_prefix {
+  /// The digits' bytes; a trailing half byte sits in the high nibble.
+  info_hash bytes;
+  /// How many hex digits (1 to 40).
+  std::size_t digits = 0;
+
+  /// Whether `h`'s first `digits` hex digits are these.
+  bool matches(const info_hash& h) const noexcept {
+    const std::size_t whole = digits / 2;
+    for (std::size_t i = 0; i < whole; ++i)
+      if (h.bytes[i] != bytes.bytes[i]) return false;
+    if (digits % 2 == 1 && (h.bytes[whole] >> 4) != (bytes.bytes[whole] >> 4)) return false;
+    return true;
+  }
+};
+
+/// 1 to 40 hex digits (either case) to a prefix; nullopt otherwise (empty,
+/// too long, or a character that is not a hex digit).
+std::optional<hash_prefix> parse_hash_prefix(std::string_view text) noexcept;
 
 }  // namespace sk

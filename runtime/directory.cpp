@@ -375,6 +375,21 @@ std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swar
   return out;
 }
 
+std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms_with_prefix(
+    const hash_prefix& prefix, std::size_t limit) const {
+  std::vector<std::pair<info_hash, local_swarm_actor>> out;
+  for (std::size_t i = 0; i < table_->count() && out.size() < limit; ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    for (const auto& kv : s.map) {
+      if (out.size() >= limit) break;
+      if (!kv.second.is_remote() && prefix.matches(kv.first))
+        out.emplace_back(kv.first, kv.second.local);
+    }
+  }
+  return out;
+}
+
 std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::size_t limit) const {
   std::vector<std::pair<info_hash, caf::actor>> out;
   for (auto& [hash, swarm] : local_swarms(limit))

@@ -16,6 +16,7 @@
 
 #include <caf/all.hpp>
 
+#include "protocol/text.hpp"
 #include "protocol/types.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/probe_interface.hpp"
@@ -155,6 +156,13 @@ class swarm_directory {
   /// Never blocks on an actor.
   std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms(
       std::size_t limit = static_cast<std::size_t>(-1)) const;
+
+  /// The local swarms whose info_hash starts with `prefix`, at most `limit`
+  /// of them, searched among ALL local swarms (the limit counts matches,
+  /// not swarms looked at). As `local_swarms`: each stripe is scanned under
+  /// its own lock, one stripe at a time, and only the matches are copied.
+  std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms_with_prefix(
+      const hash_prefix& prefix, std::size_t limit = static_cast<std::size_t>(-1)) const;
 
   /// `local_swarms`, dynamically typed.
   std::vector<std::pair<info_hash, caf::actor>> snapshot(

@@ -1,6 +1,7 @@
 // swarmkeeper web console: polls the admin API every POLL_MS and renders the
-// node, the swarm counts by health, the unhealthy swarms and one swarm's
-// detail.
+// node, the swarm counts by health, the unhealthy swarms, one swarm's detail
+// and the cluster; the charts are charts.js, the page of swarms, the events,
+// the ban and access lists and the operator's actions panels.js.
 //
 // Security rules of this file (the daemon also sends a strict CSP):
 // - Every string from the API reaches the page through textContent (the el()
@@ -18,7 +19,6 @@
   const FETCH_TIMEOUT_MS = 8000;
   const TOKEN_KEY = 'swarmkeeper.admin-token';
   const UNHEALTHY_LIMIT = 100;
-  const LARGEST_LIMIT = 25;
   const HEALTH_STATES = ['healthy', 'degraded', 'critical', 'unevaluated'];
 
   const $ = (id) => document.getElementById(id);
@@ -33,6 +33,8 @@
   let generation = 0;         // bumped on token change: stale polls are ignored
   let lastUpdated = null;     // Date of the last complete successful poll
   let previous = null;        // counters of the previous poll, for rates
+  const charts = window.swarmkeeperCharts;
+  let panels = null;          // panels.js, built in start()
 
   // -- DOM helpers (text only) -------------------------------------------------
 
@@ -170,14 +172,19 @@
   }
 
   /// GETs `path` with the token; resolves to parsed JSON (or text when
-  /// `asText`); rejects with ApiError.
-  async function api(path, asText) {
+  /// `asText`); rejects with ApiError. `method` and `payload` (an object, sent
+  /// as JSON) make it another request.
+  async function api(path, asText, method, payload) {
     const ctrl = new AbortController();
     const t = setTimeout(() => ctrl.abort(), FETCH_TIMEOUT_MS);
     let res;
+    const headers = { Authorization: 'Bearer ' + token };
+    if (payload !== undefined) headers['Content-Type'] = 'application/json';
     try {
       res = await fetch(path, {
-        headers: { Authorization: 'Bearer ' + token },
+        method: method || 'GET',
+        headers: headers,
+        body: payload === undefined ? undefined : JSON.stringify(payload),
         cache: 'no-store',
         credentials: 'omit',
         redirect: 'error',
@@ -269,24 +276,35 @@
           if (e.status === 404 || e.status === 503 || e.status === 504) return { missing: e };
           throw e;
         });
-      const [node, metricsText, unhealthy, largest, remediations, swarm, cluster] =
+      const page = panels.browseQuery();
+      const [node, metricsText, unhealthy, listed, remediations, swarm, cluster, events, bans,
+             access] =
         await Promise.all([
           api('/api/node'),
           api('/metrics', true),
           api('/api/swarms?health=unhealthy&sort=size&limit=' + UNHEALTHY_LIMIT),
-          api('/api/swarms?sort=size&limit=' + LARGEST_LIMIT),
+          api('/api/swarms?' + page),
           api('/api/remediations'),
           detail,
           api('/api/cluster'),
+          api('/api/events'),
+          api('/api/bans'),
+          api('/api/access'),
         ]);
       if (gen !== generation) return;
       const metrics = parseMetrics(metricsText);
+      const at = performance.now();
+      charts.record(metrics, at);
+      charts.draw(POLL_MS, at);
       renderNode(node, metrics);
       renderCounts(metrics);
       renderUnhealthy(unhealthy, remediations);
-      renderLargest(largest);
+      if (page === panels.browseQuery()) panels.renderBrowse(listed);
       renderCluster(cluster);
-      if (hash !== null && hash === selected) renderDetail(hash, swarm);
+      panels.renderEvents(events);
+      panels.renderBans(bans);
+      panels.renderAccess(access);
+      if (hash !== null && hash === selected) renderDetail(hash, swarm, remediations);
       lastUpdated = new Date();
       $('last-updated').dateTime = lastUpdated.toISOString();
       showError(null);
@@ -437,27 +455,6 @@
       : '(' + list.total + ')');
   }
 
-  function renderLargest(list) {
-    const body = $('swarms-table').tBodies[0];
-    clear(body);
-    for (const s of list.swarms) {
-      const row = el('tr');
-      selectable(row, s.hash);
-      row.appendChild(cell(s.hash, 'hash'));
-      row.appendChild(stateCell(s.health));
-      row.appendChild(cell(s.peers, 'num'));
-      row.appendChild(cell(s.seeders, 'num'));
-      row.appendChild(cell(s.leechers, 'num'));
-      row.appendChild(cell(s.partial_seeds, 'num'));
-      row.appendChild(cell(s.downloaded, 'num'));
-      row.appendChild(cell(rate(s.announce_rate), 'num'));
-      row.appendChild(cell(s.policy));
-      body.appendChild(row);
-    }
-    setText('swarms-total', '(' + list.swarms.length + ' of ' + list.total +
-            (list.truncated ? '+' : '') + ')');
-  }
-
   /// The cluster panel: "single node" when clustering is off, else the
   /// members as the answering node sees them and the recorded migrations.
   function renderCluster(c) {
@@ -509,9 +506,12 @@
     return s.state + ' (' + s.seeders + ' S / ' + s.leechers + ' L, ' + s.stalled + ' stalled)';
   }
 
-  function renderDetail(hash, s) {
+  function renderDetail(hash, s, remediations) {
     $('detail').hidden = false;
     setText('detail-hash', hash);
+    const running = ((remediations && remediations.active) || []).some((r) => r.hash === hash);
+    $('action-remediation-stop').disabled = !running;
+    $('action-remediation-start').disabled = running;
     if (s && s.missing) {
       const e = s.missing;
       setText('detail-missing', e.status === 404
@@ -541,6 +541,8 @@
     setText('detail-evaluated', h.evaluated ? ago(h.age_seconds) : 'not yet');
     const k = s.knobs || {};
     setText('detail-policy', k.policy);
+    setText('detail-pinned', s.policy_pinned === true ? 'policy pinned by an operator'
+      : s.policy_pinned === false ? 'policy not pinned' : '');
     const iv = s.interval || {};
     setText('detail-interval', iv.scaled_seconds + ' s (base ' + iv.base_seconds + ' s, min ' +
             iv.min_seconds + ' s, scale ' + k.interval_scale + ')');
@@ -611,7 +613,10 @@
   }
 
   function select(hash) {
-    selected = hash === null ? null : String(hash).toLowerCase();
+    const next = hash === null ? null : String(hash).toLowerCase();
+    // Another swarm: the policy choice starts over, never carried across.
+    if (next !== selected) $('policy-select').value = 'default';
+    selected = next;
     markSelected();
     if (selected === null) {
       $('detail').hidden = true;
@@ -637,6 +642,7 @@
     ++generation;
     inFlight = false;
     previous = null;
+    charts.reset();
     try {
       sessionStorage.setItem(TOKEN_KEY, value);
     } catch (ignored) { /* storage off: the token lives in this page only */ }
@@ -689,6 +695,13 @@
       forgetToken();
     });
     $('detail-close').addEventListener('click', () => select(null));
+    panels = window.swarmkeeperPanels({
+      $: $, el: el, cell: cell, clear: clear, setText: setText, ago: ago, rate: rate,
+      stateCell: stateCell, selectable: selectable, api: api, ApiError: ApiError,
+      pollNow: pollNow, select: select, selectedHash: () => selected, refused: refused,
+      showError: showError,
+    });
+    panels.start();
     $('lookup-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       const value = $('lookup-input').value.trim();

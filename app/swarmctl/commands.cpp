@@ -393,9 +393,11 @@ invocation with_resolved_hashes(const command_spec& c, const invocation& inv, se
 
 std::vector<std::string> hashes_with_prefix(session& s, std::string_view prefix, bool& complete) {
   const std::string want = lower_hex(prefix);
-  const http_reply reply =
-      exchange(s, get("/api/swarms?sort=hash&limit=" + std::to_string(prefix_scan_limit)),
-               "swarms");
+  // The prefix is checked for hex digits by the callers; the daemon refuses
+  // anything else with 400 anyway.
+  std::string query = "sort=hash&limit=" + std::to_string(prefix_scan_limit);
+  if (!want.empty()) query = "prefix=" + percent_encode(want) + "&" + query;
+  const http_reply reply = exchange(s, get("/api/swarms?" + query), "swarms");
   const json answer = parse_answer(s, reply);
   std::vector<std::string> out;
   std::size_t listed = 0;
@@ -427,7 +429,7 @@ std::string resolve_hash_prefix(session& s, std::string_view prefix) {
         "no swarm's info_hash starts with '" + shown + "'" +
             (complete ? std::string()
                       : " among the first " + std::to_string(prefix_scan_limit) +
-                            " swarms the daemon listed") +
+                            " matches the daemon listed") +
             " (a hash the daemon has no swarm for must be given in full, 40 hex digits)");
   std::string some;
   for (std::size_t i = 0; i < matches.size() && i < 3; ++i)

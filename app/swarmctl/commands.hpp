@@ -126,13 +126,16 @@ struct session {
 /// COLUMNS or the terminal (none with --raw).
 style output_style(const session& s, const invocation& inv);
 
-/// Most swarms a prefix is looked up among: one page of GET /api/swarms
-/// sorted by hash, at the daemon's admin fan-out maximum.
+/// Most matches of a prefix listed: one page of GET /api/swarms?prefix=
+/// sorted by hash, at the daemon's admin fan-out maximum. The daemon
+/// searches every swarm it holds for the prefix, whatever this limit.
 constexpr std::size_t prefix_scan_limit = 10000;
 
 /// The info_hashes of the daemon's swarms that start with `prefix` (hex,
-/// any case), sorted; `complete` false when the daemon has more swarms than
-/// it listed. Throws usage_error (no URL or token) or command_failure.
+/// any case; the daemon searches them all, GET /api/swarms?prefix=), sorted;
+/// `complete` false when more swarms match than the daemon listed. An
+/// empty `prefix` lists the first page of every swarm. Throws usage_error
+/// (no URL or token) or command_failure.
 std::vector<std::string> hashes_with_prefix(session& s, std::string_view prefix, bool& complete);
 
 /// `prefix` resolved to the one info_hash of the daemon's swarms that

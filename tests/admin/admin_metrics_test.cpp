@@ -180,6 +180,63 @@ TEST_F(AdminActor, RoutesJobsToHandlers) {
   EXPECT_EQ(ask("POST", "/api/node").status, 405u);
 }
 
+TEST_F(AdminActor, PrefixSearchFindsEverySwarmNotOnlyTheFirstPage) {
+  // A fan-out of 3: a plain list sees 3 of the 20 swarms, a prefix search
+  // looks at all 20 and asks only the matches.
+  state->cfg.max_fanout = 3;
+  for (int i = 1; i <= 20; ++i) dir->route(test::ih(static_cast<std::uint8_t>(i)));
+  run();
+  auto list = [this](const std::string& target) {
+    auto r = ask("GET", target);
+    EXPECT_EQ(r.status, 200u) << target << ": " << r.body;
+    return nlohmann::json::parse(r.body, nullptr, false);
+  };
+  nlohmann::json j = list("/api/swarms?sort=hash");
+  EXPECT_EQ(j["total"], 3);
+  EXPECT_EQ(j["truncated"], true);
+  for (int i = 1; i <= 20; ++i) {
+    const std::string hex = test::ih(static_cast<std::uint8_t>(i)).hex();
+    // Three digits ("0a0", "141", ...) name exactly one of the 20.
+    j = list("/api/swarms?prefix=" + hex.substr(0, 3));
+    EXPECT_EQ(j["total"], 1) << hex << ": " << j.dump();
+    EXPECT_EQ(j["truncated"], false) << hex;
+    EXPECT_EQ(j["prefix"], hex.substr(0, 3));
+    ASSERT_EQ(j["swarms"].size(), 1u) << hex;
+    EXPECT_EQ(j["swarms"][0]["hash"], hex);
+  }
+  // Either case; the answer names the prefix in lower case.
+  j = list("/api/swarms?prefix=0A0A");
+  ASSERT_EQ(j["swarms"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["swarms"][0]["hash"], test::ih(10).hex());
+  EXPECT_EQ(j["prefix"], "0a0a");
+  // The whole hash, and a prefix nobody has.
+  j = list("/api/swarms?prefix=" + test::ih(20).hex());
+  EXPECT_EQ(j["total"], 1);
+  j = list("/api/swarms?prefix=ff");
+  EXPECT_EQ(j["total"], 0);
+  EXPECT_EQ(j["truncated"], false);
+  EXPECT_TRUE(j["swarms"].empty());
+  // "0" matches 15 (0x01..0x0f): more than the fan-out, so truncated; the
+  // other filters and the page still apply to what was found.
+  j = list("/api/swarms?prefix=0&sort=hash&limit=2&offset=1");
+  EXPECT_EQ(j["total"], 3);
+  EXPECT_EQ(j["truncated"], true);
+  ASSERT_EQ(j["swarms"].size(), 2u);
+  for (const auto& s : j["swarms"]) EXPECT_EQ(s["hash"].get<std::string>()[0], '0');
+  j = list("/api/swarms?prefix=1&health=healthy");
+  EXPECT_EQ(j["total"], 0);
+  // Bad prefixes: a clear 400, whatever the other parameters.
+  for (const char* bad : {"/api/swarms?prefix=", "/api/swarms?prefix=xyz", "/api/swarms?prefix=0x1",
+                          "/api/swarms?prefix=ab%20cd", "/api/swarms?prefix=-1&sort=hash"}) {
+    auto r = ask("GET", bad);
+    EXPECT_EQ(r.status, 400u) << bad << ": " << r.body;
+    EXPECT_NE(r.body.find("prefix must be 1 to 40 hex digits"), std::string::npos) << r.body;
+  }
+  auto r = ask("GET", "/api/swarms?prefix=" + std::string(41, 'a'));
+  EXPECT_EQ(r.status, 400u) << r.body;
+  EXPECT_NE(r.body.find("prefix must be 1 to 40 hex digits"), std::string::npos) << r.body;
+}
+
 /// The value of the sample `key` (name and labels) in `text`; -1 if absent.
 double sample_of(const std::string& text, const std::string& key) {
   std::istringstream in{text};

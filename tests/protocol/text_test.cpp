@@ -38,5 +38,39 @@ TEST(Text, ParseHexHashNeedsExactlyFortyHexDigits) {
   EXPECT_FALSE(parse_hex_hash(" " + std::string(39, 'a')));
 }
 
+TEST(Text, HashPrefixTakesOneToFortyHexDigitsOfEitherCase) {
+  const info_hash h = *parse_hex_hash("abcdef0123456789abcdef0123456789abcdef01");
+  for (std::size_t n = 1; n <= 40; ++n) {
+    const std::string digits = h.hex().substr(0, n);
+    auto p = parse_hash_prefix(digits);
+    ASSERT_TRUE(p.has_value()) << digits;
+    EXPECT_EQ(p->digits, n);
+    EXPECT_TRUE(p->matches(h)) << digits;
+  }
+  auto upper = parse_hash_prefix("ABCDE");
+  ASSERT_TRUE(upper.has_value());
+  EXPECT_TRUE(upper->matches(h));
+  EXPECT_FALSE(parse_hash_prefix(""));
+  EXPECT_FALSE(parse_hash_prefix(std::string(41, 'a')));
+  EXPECT_FALSE(parse_hash_prefix("abcg"));
+  EXPECT_FALSE(parse_hash_prefix("ab cd"));
+  EXPECT_FALSE(parse_hash_prefix("0x12"));
+}
+
+TEST(Text, HashPrefixComparesEveryDigitIncludingAnOddLastOne) {
+  const info_hash h = *parse_hex_hash("abcdef0123456789abcdef0123456789abcdef01");
+  // Odd length: the last digit is a high nibble and must match it, not the
+  // whole byte or the low nibble.
+  EXPECT_TRUE(parse_hash_prefix("abc")->matches(h));
+  EXPECT_FALSE(parse_hash_prefix("abd")->matches(h));
+  EXPECT_FALSE(parse_hash_prefix("abb")->matches(h));
+  EXPECT_FALSE(parse_hash_prefix("abcc")->matches(h));
+  EXPECT_FALSE(parse_hash_prefix("b")->matches(h));
+  // One digit off at the very end of a full hash.
+  EXPECT_FALSE(parse_hash_prefix("abcdef0123456789abcdef0123456789abcdef02")->matches(h));
+  EXPECT_FALSE(parse_hash_prefix("abcdef0123456789abcdef0123456789abcdef0")
+                   ->matches(*parse_hex_hash("abcdef0123456789abcdef0123456789abcdef11")));
+}
+
 }  // namespace
 }  // namespace sk

@@ -91,6 +91,53 @@ TEST_F(Directory, TypedHandlesAreTheSameActorsAsTheUntypedOnes) {
   run();
 }
 
+TEST_F(Directory, PrefixSearchLooksAtEverySwarmAndCopiesOnlyMatches) {
+  // 600 swarms over 8 stripes: the first byte is (i % 16) << 4 and the
+  // second i / 16, so "3" and "30" match the 38 with i % 16 == 3, "31" and
+  // "3a" none, "300" the 16 of those with a second byte below 0x10.
+  std::vector<info_hash> hashes;
+  for (unsigned i = 0; i < 600; ++i) {
+    info_hash h = test::ih(0x77, static_cast<std::uint8_t>(i % 256));
+    h.bytes[0] = static_cast<std::uint8_t>((i % 16) << 4);
+    h.bytes[1] = static_cast<std::uint8_t>(i / 16);
+    hashes.push_back(h);
+    ASSERT_TRUE(dir->route(h));
+  }
+  ASSERT_EQ(dir->size(), 600u);
+  auto expected = [&](const hash_prefix& p) {
+    std::vector<info_hash> out;
+    for (const auto& h : hashes)
+      if (p.matches(h)) out.push_back(h);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  auto found = [&](const hash_prefix& p, std::size_t limit) {
+    std::vector<info_hash> out;
+    for (const auto& [h, swarm] : dir->local_swarms_with_prefix(p, limit)) {
+      EXPECT_EQ(swarm_interface{swarm}, dir->find_swarm(h));
+      out.push_back(h);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (const char* text : {"3", "30", "300", "301", "31", "3a", "f", "f0", "00", "0"}) {
+    const hash_prefix p = *parse_hash_prefix(text);
+    EXPECT_EQ(found(p, 1000), expected(p)) << text;
+  }
+  EXPECT_EQ(expected(*parse_hash_prefix("3")).size(), 38u);
+  EXPECT_EQ(expected(*parse_hash_prefix("300")).size(), 16u);
+  EXPECT_TRUE(expected(*parse_hash_prefix("3a")).empty());
+  // A full hash finds its one swarm.
+  const hash_prefix whole = *parse_hash_prefix(hashes[599].hex());
+  EXPECT_EQ(found(whole, 1000), std::vector<info_hash>{hashes[599]});
+  // The limit counts matches: 5 of the 38, each a real match, even though a
+  // page of the first 5 swarms listed would hold hardly any of them.
+  const auto five = found(*parse_hash_prefix("3"), 5);
+  ASSERT_EQ(five.size(), 5u);
+  for (const auto& h : five) EXPECT_EQ(h.bytes[0] >> 4, 3);
+  run();
+}
+
 TEST_F(Directory, ManyHashesSpreadOverStripesAndStayDistinct) {
   std::vector<caf::actor> swarms;
   for (std::uint8_t i = 0; i < 100; ++i) {
