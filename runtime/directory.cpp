@@ -111,6 +111,7 @@ class swarm_directory::table final : public placement_host,
       std::uint64_t state = seed_base_ ^ id20_hasher {}(h);
       if (cfg_.rng_seed == 0) state += spawned_.fetch_add(1, std::memory_order_relaxed) << 1;
       core = std::make_shared<swarm_core>(h, settings_, splitmix64(state));
+      core->set_lineage(new_lineage());
     }
     // Read while nothing else holds the core: a restored swarm may carry a
     // remediation under way, which its supervisor resumes.

@@ -37,8 +37,9 @@ namespace state_file {
 /// The version this build writes, and the oldest it still reads. Record
 /// kinds: 1 a swarm, 2 the ban list, 3 the supervisor's holds (since 1);
 /// 4 the access list (since 2). Since 3 a swarm record ends with the
-/// remediation under way (`swarm_snapshot::remediation`); versions 1 and 2
-/// are read with their shorter swarm record (`swarm_snapshot_v2`).
+/// remediation under way and the lineage (`swarm_snapshot::remediation`,
+/// `lineage`); versions 1 and 2 are read with their shorter swarm record
+/// (`swarm_snapshot_v2`: lineage 0).
 constexpr std::uint32_t version = 3;
 constexpr std::uint32_t oldest_version = 1;
 /// The file inside the state directory, and its temporary sibling.

@@ -1,5 +1,8 @@
 #include "runtime/swarm_snapshot.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <random>
 #include <cmath>
 
 namespace sk {
@@ -24,10 +27,22 @@ health_time at_age(health_time now, std::int64_t ms) { return now - std::chrono:
 
 }  // namespace
 
+std::uint64_t new_lineage() noexcept {
+  static const std::uint64_t base = [] {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  }();
+  static std::atomic<std::uint64_t> count{0};
+  std::uint64_t state = base + count.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t v = splitmix64(state);
+  return v != 0 ? v : 1;
+}
+
 swarm_snapshot take_snapshot(const swarm_core& core, health_time now) {
   swarm_snapshot s;
   s.hash = core.hash();
   s.seed = core.seed();
+  s.lineage = core.lineage();
   s.knobs = core.knobs();
   s.history.assign(core.history().begin(), core.history().end());
   const auto& n = core.counters();
@@ -98,24 +113,36 @@ void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now) 
     // the table's next non-const call.)
     t->flags = p.flags;
   }
-  // Counters and history add up: what happened before the move, then what
-  // happened here meanwhile.
+  // Two copies of one history (the same lineage: a swarm that came back on
+  // two nodes after they were killed, one copy older): the larger counts,
+  // which hold the smaller. Otherwise the counters and history add up:
+  // what happened before the move, then what happened here meanwhile.
+  const bool same = s.lineage != 0 && s.lineage == core.lineage();
+  auto add = [same](std::uint64_t& into, std::uint64_t v) { into = same ? std::max(into, v) : into + v; };
   if (s.counters.size() >= 5) {
     auto& c = swarm_core_access::counters(core);
-    c.announces += s.counters[0];
-    c.banned += s.counters[1];
-    c.refused += s.counters[2];
-    c.warned += s.counters[3];
-    c.seeder_appeals += s.counters[4];
+    add(c.announces, s.counters[0]);
+    add(c.banned, s.counters[1]);
+    add(c.refused, s.counters[2]);
+    add(c.warned, s.counters[3]);
+    add(c.seeder_appeals, s.counters[4]);
   }
-  swarm_core_access::set_downloaded(core, core.table().downloaded() + s.downloaded);
+  std::uint64_t downloaded = core.table().downloaded();
+  add(downloaded, s.downloaded);
+  swarm_core_access::set_downloaded(core, downloaded);
+  // The merged state carries the arriving history's name, so a further
+  // copy of it is recognised.
+  if (s.lineage != 0) core.set_lineage(s.lineage);
   // The old owner's health model: its windows, size estimate, last report
   // and hysteresis (what this core counted meanwhile, a few ms of events
   // at most, gives way to it).
   swarm_core_access::tracker(core).import_state(s.health, now);
   swarm_core_access::evaluated(core) = swarm_core_access::evaluated(core) || s.evaluated;
   auto& h = swarm_core_access::history(core);
-  h.insert(h.begin(), s.history.begin(), s.history.end());
+  if (!same)
+    h.insert(h.begin(), s.history.begin(), s.history.end());
+  else if (s.history.size() > h.size())
+    h.assign(s.history.begin(), s.history.end());
   while (h.size() > core.config().history_size) h.pop_front();
   core.note_occupancy(now);
 }

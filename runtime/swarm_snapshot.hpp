@@ -67,6 +67,8 @@ struct swarm_snapshot {
   bool evaluated = false;
   /// The remediation working on the swarm, if one is (at most one entry).
   std::vector<remediation_progress> remediation;
+  /// The swarm's history's name (`swarm_core::lineage`; 0: unnamed).
+  std::uint64_t lineage = 0;
 };
 
 inline void make_finite(remediation_progress& x) noexcept {
@@ -89,13 +91,19 @@ inline void make_finite(swarm_snapshot& x) noexcept {
   for (auto& r : x.remediation) make_finite(r);
 }
 
+/// A name for a history that starts now (`swarm_core::lineage`): random
+/// per process, counted within it, never 0. Thread-safe.
+std::uint64_t new_lineage() noexcept;
+
 /// Copies `core`'s state (must not run concurrently with its owner).
 swarm_snapshot take_snapshot(const swarm_core& core, health_time now);
 
 /// Merges `s` into `core` (same hash; else nothing): peers `core` does not
 /// know are added with their traits, counters and `downloaded` add up, the
 /// snapshot's history goes before the core's, the knobs are the
-/// snapshot's. Used when requests reached the new owner before the
+/// snapshot's. When both are copies of one history (the same nonzero
+/// lineage) the counters and `downloaded` are the larger of the two and
+/// the history the longer, since one copy holds the other. Used when requests reached the new owner before the
 /// snapshot did. Must run on the core's owner thread.
 void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now);
 
@@ -128,7 +136,7 @@ typename Inspector::result_type inspect(Inspector& f, remediation_progress& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, swarm_snapshot& x) {
   return f(caf::meta::type_name("swarm_snapshot"), x.hash, x.seed, x.knobs, x.history, x.counters,
-           x.downloaded, x.peers, x.health, x.evaluated, x.remediation);
+           x.downloaded, x.peers, x.health, x.evaluated, x.remediation, x.lineage);
 }
 
 /// The layout of a swarm record in state files of versions 1 and 2 (no

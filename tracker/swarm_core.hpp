@@ -108,6 +108,12 @@ class swarm_core {
   /// The shared settings (for building another core on the same ones).
   const swarm_settings_ptr& settings() const noexcept { return settings_; }
   std::uint64_t seed() const noexcept { return seed_; }
+  /// The name of this swarm's history, given when it starts from nothing
+  /// and kept through snapshots, moves and restarts (0: unnamed). Two
+  /// copies with one lineage hold one history, so merging them must not
+  /// count it twice (runtime/swarm_snapshot.hpp).
+  std::uint64_t lineage() const noexcept { return lineage_; }
+  void set_lineage(std::uint64_t l) noexcept { lineage_ = l; }
 
   /// Applies one announce and fills `out` (which the caller has cleared: its
   /// buffers are appended to). Returns false, touching nothing, when `a` is
@@ -263,6 +269,7 @@ class swarm_core {
   bool probing_ = false;
   swarm_settings_ptr settings_;
   std::uint64_t seed_;
+  std::uint64_t lineage_ = 0;
   peer_table table_;
   allocator allocator_;
   swarm_health_tracker tracker_;

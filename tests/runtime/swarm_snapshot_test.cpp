@@ -175,6 +175,66 @@ TEST_F(SnapshotTest, MergeKeepsNewerLocalPeersAndAddsCounts) {
   EXPECT_EQ(other.table().size(), 0u);
 }
 
+TEST_F(SnapshotTest, TwoCopiesOfOneHistoryAreNotCountedTwice) {
+  // A swarm with 3 completions is saved (older copy), gets 2 more, and is
+  // saved again: after SIGKILLs both copies come back on two nodes.
+  const auto h = test::filled_hash(0x33);
+  const health_time t0 = health_time{} + 10h;
+  swarm_core live(h, swarm_cfg_, 1);
+  live.set_lineage(new_lineage());
+  announce_result res;
+  auto complete = [&](std::uint32_t i, health_time at) {
+    reset_result(res);
+    live.announce(announce_of(h, i, 100), at, res);
+    reset_result(res);
+    live.announce(announce_of(h, i, 0, announce_event::completed), at + 1s, res);
+  };
+  for (std::uint32_t i = 0; i < 3; ++i) complete(i, t0);
+  const swarm_snapshot older = round_trip(take_snapshot(live, t0 + 10s));
+  for (std::uint32_t i = 3; i < 5; ++i) complete(i, t0 + 20s);
+  const swarm_snapshot newer = round_trip(take_snapshot(live, t0 + 30s));
+  ASSERT_EQ(older.downloaded, 3u);
+  ASSERT_EQ(newer.downloaded, 5u);
+  EXPECT_EQ(older.lineage, live.lineage());
+  EXPECT_NE(older.lineage, 0u);
+
+  // The owner holds the newer copy; the older one arrives: 5, not 8.
+  auto owner = restore_snapshot(newer, swarm_cfg_, t0 + 40s);
+  EXPECT_EQ(owner->lineage(), newer.lineage);
+  const auto announces = owner->counters().announces;
+  merge_snapshot(*owner, older, t0 + 40s);
+  EXPECT_EQ(owner->scrape().downloaded, 5);
+  EXPECT_EQ(owner->counters().announces, announces);
+  EXPECT_EQ(owner->table().size(), 5u);
+  // The other way round, too.
+  auto other = restore_snapshot(older, swarm_cfg_, t0 + 40s);
+  merge_snapshot(*other, newer, t0 + 40s);
+  EXPECT_EQ(other->scrape().downloaded, 5);
+
+  // A swarm started afresh meanwhile (requests reached the new owner before
+  // the snapshot did) is another history: the counts add up, and the
+  // merged swarm carries the arriving lineage.
+  swarm_core fresh(h, swarm_cfg_, 2);
+  fresh.set_lineage(new_lineage());
+  reset_result(res);
+  fresh.announce(announce_of(h, 9, 0, announce_event::completed), t0 + 35s, res);
+  ASSERT_EQ(fresh.scrape().downloaded, 1);
+  merge_snapshot(fresh, newer, t0 + 40s);
+  EXPECT_EQ(fresh.scrape().downloaded, 6);
+  EXPECT_EQ(fresh.lineage(), newer.lineage);
+  // ... after which the older copy is recognised as part of it.
+  merge_snapshot(fresh, older, t0 + 41s);
+  EXPECT_EQ(fresh.scrape().downloaded, 6);
+  // Unnamed copies (lineage 0: written before lineages existed) add up.
+  swarm_snapshot unnamed = older;
+  unnamed.lineage = 0;
+  swarm_core plain(h, swarm_cfg_, 3);
+  merge_snapshot(plain, unnamed, t0 + 40s);
+  merge_snapshot(plain, unnamed, t0 + 40s);
+  EXPECT_EQ(plain.scrape().downloaded, 6);
+  EXPECT_NE(new_lineage(), new_lineage());
+}
+
 TEST(SnapshotFinite, EveryFloatOfASnapshotIsMadeFinite) {
   const double inf = std::numeric_limits<double>::infinity();
   const float nanf = std::numeric_limits<float>::quiet_NaN();
