@@ -47,6 +47,9 @@ struct keeper_state {
   std::shared_ptr<keeper_context> ctx;
   // One write at a time.
   bool busy = false;
+  // A save was asked for while a write ran: that write began before the
+  // caller's moment (the drain, a leave), so another one follows it.
+  bool again = false;
   std::unique_ptr<state_file::writer> out;
   std::vector<std::pair<info_hash, local_swarm_actor>> queue;
   std::size_t next = 0;
@@ -57,6 +60,8 @@ struct keeper_state {
 };
 
 using keeper_ptr = caf::stateful_actor<keeper_state>*;
+
+void begin(keeper_ptr self);
 
 void finish(keeper_ptr self, bool ok, const std::string& error) {
   auto& st = self->state;
@@ -84,6 +89,11 @@ void finish(keeper_ptr self, bool ok, const std::string& error) {
   st.queue.clear();
   st.queue.shrink_to_fit();
   st.busy = false;
+  if (st.again) {
+    st.again = false;
+    begin(self);  // whoever waits is answered by that write
+    return;
+  }
   for (auto& rp : st.waiting) rp.deliver(ok);
   st.waiting.clear();
 }
@@ -175,7 +185,10 @@ caf::behavior keeper_behavior(keeper_ptr self, std::shared_ptr<keeper_context> c
       [self](save_atom) {
         auto rp = self->make_response_promise();
         self->state.waiting.push_back(rp);
-        begin(self);
+        if (self->state.busy)
+          self->state.again = true;
+        else
+          begin(self);
         return rp;
       },
   };

@@ -9,7 +9,9 @@
 ///             a snapshot, at most `in_flight` at once, and streams each
 ///             answer into the temporary file; then bans and holds; then
 ///             the atomic rename (runtime/state_file.hpp)
-///   SIGTERM:  save_now() the same way, waited for
+///   SIGTERM:  save_now() the same way, waited for; a periodic write under
+///             way then is finished and followed by a whole new one (it
+///             began before the drain)
 ///
 /// A swarm is copied on its own thread between two of its messages, so
 /// announces pause only for the copy of their own swarm. What happened

@@ -19,6 +19,13 @@ Three real daemons on loopback, each with its own --state-dir:
 4. The same with a rolling stop: a, then b, then c, each after the one
    before has exited. a and b hand everything over; c, alone at the end,
    writes all 24.
+5. SIGKILL: c is killed; a and b install its swarms from their replicas
+   and write them in their periodic snapshots (every 10 s here); then a
+   and b are killed too. c's file still holds the swarms it owned, so after
+   the restart those torrents are loaded twice (c's copy and a replica's):
+   their owner merges the two copies of one history without counting them
+   twice: every torrent still scrapes (2, 0, 1) through every node and is
+   held by one node.
 
 Reuses tests/cluster/cluster_test.py's Node. Only the standard library.
 Exit 0 on success, 1 with FAIL: lines.
@@ -107,7 +114,7 @@ def main():
     for n in nodes:
         n.admin_port = free_port("127.0.0.1")
         n.extra = ["--state-dir=" + os.path.join(work, "state-" + n.name),
-                   "--tracker.min-interval=1s"]
+                   "--tracker.min-interval=1s", "--state.snapshot-period=10s"]
     try:
         run(nodes)
     finally:
@@ -169,6 +176,48 @@ def run(nodes):
 
     stop_and_restart(nodes, hashes, want, rolling=False)
     stop_and_restart(nodes, hashes, want, rolling=True)
+    kill_and_restart(nodes, hashes, want)
+
+
+def held_once(nodes, want):
+    return sorted(sum((local_swarms(n, nodes) for n in nodes), [])) == sorted(want)
+
+
+def kill_and_restart(nodes, hashes, want):
+    a, b, c = nodes
+    owned_by_c = len(local_swarms(c, nodes))
+    if owned_by_c == 0:
+        fail("c owns no swarm before its SIGKILL: nothing would be loaded twice", nodes)
+    # c's own periodic snapshot holds its swarms (a write every 10 s).
+    mark = len(WROTE_RE.findall(c.text()))
+    wait_for("two periodic snapshots on c", lambda: len(WROTE_RE.findall(c.text())) >= mark + 2,
+             nodes, timeout=45)
+    c.kill(signal.SIGKILL)
+    survivors = [a, b]
+    wait_for("a and b to hold all %d swarms after c's SIGKILL" % TORRENTS,
+             lambda: held_once(survivors, want), nodes, timeout=45)
+    for n in survivors:
+        wait_counts(n, hashes, want, nodes)
+    marks = {n.name: len(WROTE_RE.findall(n.text())) for n in survivors}
+    wait_for("two periodic snapshots on a and b after the takeover",
+             lambda: all(len(WROTE_RE.findall(n.text())) >= marks[n.name] + 2 for n in survivors),
+             nodes, timeout=45)
+    for n in survivors:
+        n.kill(signal.SIGKILL)
+    log("SIGKILL: c (holding %d swarms), then a and b after they took them over" % owned_by_c)
+
+    for n in nodes:
+        n.start()
+    loaded = {n.name: last_count(n, LOADED_RE) for n in nodes}
+    if None in loaded.values() or sum(loaded.values()) != TORRENTS + owned_by_c:
+        fail("after the SIGKILLs the nodes loaded %r swarms, want %d + %d (c's copies twice)"
+             % (loaded, TORRENTS, owned_by_c), nodes)
+    converge(nodes)
+    wait_for("each torrent to be held by exactly one node", lambda: held_once(nodes, want), nodes)
+    for n in nodes:
+        wait_counts(n, hashes, want, nodes)
+    log("restarted after SIGKILL: %r swarms loaded, two copies of %d merged; every torrent "
+        "back once with downloaded 1 through every node" % (loaded, owned_by_c))
 
 
 def stop_and_restart(nodes, hashes, want, rolling):
