@@ -48,6 +48,10 @@ if [[ $mode != run ]]; then
     aria2 transmission-daemon transmission-cli
     # tests/fuzz: libFuzzer targets built with clang under ASan + UBSan
     clang-14 libclang-rt-14-dev
+    # tests/sanitize: the ASan + UBSan and TSan stages build with GCC 12's
+    # runtimes (g++ pulls them in through libgcc-12-dev; named here because
+    # the stages fail without them)
+    libgcc-12-dev libasan8 libubsan1 liblsan0 libtsan2
     # tests/swarmctl: https through a throwaway TLS proxy (python3 ssl, a
     # certificate from `openssl req`)
     openssl python3

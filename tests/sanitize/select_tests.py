@@ -42,7 +42,13 @@ EXCLUDED_BINARIES = {"sim_tests"}
 
 # ASan + UBSan: every test binary (unit, actor and daemon-level), and the
 # daemon-level script tests, which start the sanitized daemon and swarmctl.
-ASAN_SCRIPTS = {"app_sample_config_is_generated", "cluster_daemons", "cluster_rebalance"}
+# app_sigterm_drain and app_sigterm_drain_quiet: pipelined requests already
+# read are answered before a connection closes on SIGTERM, also at a
+# sanitized daemon's slower pace.
+ASAN_SCRIPTS = {
+    "app_sample_config_is_generated", "app_sigterm_drain", "app_sigterm_drain_quiet",
+    "cluster_daemons", "cluster_rebalance",
+}
 
 # ThreadSanitizer: where threads meet. The actors on CAF's real scheduler
 # (runtime, supervision, cluster), the gateway and the UDP server in-process
@@ -59,6 +65,8 @@ TSAN_SCRIPTS = {"cluster_daemons"}
 # CMake targets behind the script tests.
 SCRIPT_TARGETS = {
     "app_sample_config_is_generated": {"swarmkeeper"},
+    "app_sigterm_drain": {"swarmkeeper"},
+    "app_sigterm_drain_quiet": {"swarmkeeper"},
     "cluster_daemons": {"swarmkeeper", "swarmctl"},
     "cluster_rebalance": {"swarmkeeper"},
 }
