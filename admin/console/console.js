@@ -424,10 +424,16 @@
     return 'running: ' + last.action + (last.strategy ? ' ' + last.strategy : '');
   }
 
-  function selectable(row, hash) {
-    row.dataset.hash = hash;
-    if (hash === selected) row.className = 'selected';
-    row.addEventListener('click', () => select(hash));
+  /// A table row for swarm `s` that selects it when clicked, starting with
+  /// its hash and health cells (every swarm table has those first).
+  function swarmRow(s) {
+    const row = el('tr');
+    row.dataset.hash = s.hash;
+    if (s.hash === selected) row.className = 'selected';
+    row.addEventListener('click', () => select(s.hash));
+    row.appendChild(cell(s.hash, 'hash'));
+    row.appendChild(stateCell(s.health));
+    return row;
   }
 
   function renderUnhealthy(list, remediations) {
@@ -436,10 +442,7 @@
     const body = $('unhealthy-table').tBodies[0];
     clear(body);
     for (const s of list.swarms) {
-      const row = el('tr');
-      selectable(row, s.hash);
-      row.appendChild(cell(s.hash, 'hash'));
-      row.appendChild(stateCell(s.health));
+      const row = swarmRow(s);
       row.appendChild(tags(s.reasons));
       row.appendChild(cell(s.peers, 'num'));
       row.appendChild(cell(s.seeders, 'num'));
@@ -697,7 +700,7 @@
     $('detail-close').addEventListener('click', () => select(null));
     panels = window.swarmkeeperPanels({
       $: $, el: el, cell: cell, clear: clear, setText: setText, ago: ago, rate: rate,
-      stateCell: stateCell, selectable: selectable, api: api, ApiError: ApiError,
+      swarmRow: swarmRow, api: api, ApiError: ApiError,
       pollNow: pollNow, select: select, selectedHash: () => selected, refused: refused,
       showError: showError,
     });

@@ -11,7 +11,7 @@
   const EVENTS_SHOWN = 200;
 
   window.swarmkeeperPanels = function (helpers) {
-    const { $, el, cell, clear, setText, ago, rate, stateCell, selectable, api, ApiError,
+    const { $, el, cell, clear, setText, ago, rate, swarmRow, api, ApiError,
             pollNow, select, selectedHash, refused, showError } = helpers;
 
     // The swarm page: prefix (lower-case hex, '' for all), sort, size, offset.
@@ -29,10 +29,7 @@
       const body = $('swarms-table').tBodies[0];
       clear(body);
       for (const s of list.swarms) {
-        const row = el('tr');
-        selectable(row, s.hash);
-        row.appendChild(cell(s.hash, 'hash'));
-        row.appendChild(stateCell(s.health));
+        const row = swarmRow(s);
         row.appendChild(cell(s.peers, 'num'));
         row.appendChild(cell(s.seeders, 'num'));
         row.appendChild(cell(s.leechers, 'num'));
