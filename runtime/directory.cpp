@@ -362,33 +362,35 @@ std::size_t swarm_directory::size() const {
   return n;
 }
 
-std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms(
-    std::size_t limit) const {
+namespace {
+
+/// Up to `limit` local swarms of `t` for which `keep(hash)` holds, one
+/// stripe lock at a time.
+template <class Table, class Keep>
+std::vector<std::pair<info_hash, local_swarm_actor>> local_where(const Table& t, std::size_t limit,
+                                                                 Keep keep) {
   std::vector<std::pair<info_hash, local_swarm_actor>> out;
-  for (std::size_t i = 0; i < table_->count() && out.size() < limit; ++i) {
-    auto& s = table_->at(i);
+  for (std::size_t i = 0; i < t.count() && out.size() < limit; ++i) {
+    auto& s = t.at(i);
     std::lock_guard<std::mutex> guard(s.mtx);
     for (const auto& kv : s.map) {
       if (out.size() >= limit) break;
-      if (!kv.second.is_remote()) out.emplace_back(kv.first, kv.second.local);
+      if (!kv.second.is_remote() && keep(kv.first)) out.emplace_back(kv.first, kv.second.local);
     }
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms(
+    std::size_t limit) const {
+  return local_where(*table_, limit, [](const info_hash&) { return true; });
+}
+
 std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms_with_prefix(
     const hash_prefix& prefix, std::size_t limit) const {
-  std::vector<std::pair<info_hash, local_swarm_actor>> out;
-  for (std::size_t i = 0; i < table_->count() && out.size() < limit; ++i) {
-    auto& s = table_->at(i);
-    std::lock_guard<std::mutex> guard(s.mtx);
-    for (const auto& kv : s.map) {
-      if (out.size() >= limit) break;
-      if (!kv.second.is_remote() && prefix.matches(kv.first))
-        out.emplace_back(kv.first, kv.second.local);
-    }
-  }
-  return out;
+  return local_where(*table_, limit, [&](const info_hash& h) { return prefix.matches(h); });
 }
 
 std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::size_t limit) const {
