@@ -31,6 +31,7 @@ node_status_part::behavior_type status_behavior(node_ptr self) {
         for (const auto& m : st.known) {
           const char* state = m.name == st.me.name || st.live.count(m.name) != 0 ? "live"
                               : st.suspects.count(m.name) != 0                    ? "suspect"
+                              : st.departed.count(m.name) != 0                    ? "left"
                                                                                   : "gone";
           out.members.push_back(member_state{m.name, m.host, m.port, state});
         }

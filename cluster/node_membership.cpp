@@ -5,6 +5,9 @@
 //   seed / gossip ─▶ known ─▶ dial_missing ─▶ connect + (join_atom, me) ─▶ live
 //   live member's connection drops ─▶ suspect ─(back within connection_timeout)─▶ live
 //                                          └─(not back: confirm_atom)─▶ gone
+//   live member says it leaves ─▶ departed (never dialled; back when a newer
+//                                 incarnation is heard of or it dials here)
+//   this node leaves ─▶ dials nobody any more
 //   every change of the live set ─▶ publish_view
 #include <algorithm>
 #include <string>
@@ -26,6 +29,13 @@ void gossip(node_ptr self) {
 
 void dial(node_ptr self, const std::string& host, std::uint16_t port);
 
+/// True when `m` is the incarnation of its name that said it leaves (or an
+/// older one).
+bool has_departed(const node_state& st, const member_info& m) {
+  auto d = st.departed.find(m.name);
+  return d != st.departed.end() && m.incarnation <= d->second;
+}
+
 /// Dials every known member that is not live and whose name sorts after
 /// this node's (the other side dials the rest: exactly one side of each
 /// pair dials, because two simultaneous dials make CAF close one of the two
@@ -34,7 +44,7 @@ void dial(node_ptr self, const std::string& host, std::uint16_t port);
 void dial_missing(node_ptr self) {
   auto& st = self->state;
   for (const auto& m : st.known) {
-    if (m.name <= st.me.name || st.live.count(m.name) != 0) continue;
+    if (m.name <= st.me.name || st.live.count(m.name) != 0 || has_departed(st, m)) continue;
     dial(self, m.host, m.port);
   }
   if (st.live.empty()) {
@@ -47,6 +57,7 @@ void add_live(node_ptr self, const member_info& m, const node_actor& h) {
   if (m.name == st.me.name || !h) return;
   auto it = st.live.find(m.name);
   if (it != st.live.end() && it->second == h) return;
+  st.departed.erase(m.name);  // back: it dialled here, or answered a dial
   if (it != st.live.end()) {
     st.by_addr.erase(it->second.address());
     self->demonitor(it->second.address());
@@ -64,7 +75,12 @@ void add_live(node_ptr self, const member_info& m, const node_actor& h) {
 
 void dial(node_ptr self, const std::string& host, std::uint16_t port) {
   auto& st = self->state;
+  // A leaving node makes no new connection: it is about to stop.
+  if (st.leaving) return;
   if (host == st.me.host && port == st.me.port) return;
+  // A seed's address may be a member that left.
+  for (const auto& m : st.known)
+    if (m.host == host && m.port == port && has_departed(st, m)) return;
   const std::string key = host + ":" + std::to_string(port);
   if (!st.dialing.insert(key).second) return;
   auto mm = self->system().openssl_manager().actor_handle();
@@ -193,6 +209,11 @@ node_membership_part::behavior_type membership_behavior(node_ptr self) {
         st.replicas.erase(name);
         st.replica_received.erase(name);
         st.suspects.erase(name);
+        // Not dialled again: it is stopping (a new connection would only
+        // race its shutdown) and, once stopped, gone for good unless it
+        // starts again as a newer incarnation.
+        for (const auto& m : st.known)
+          if (m.name == name) st.departed[name] = m.incarnation;
         auto l = st.live.find(name);
         if (l == st.live.end()) return;
         st.by_addr.erase(l->second.address());

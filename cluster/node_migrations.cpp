@@ -3,8 +3,9 @@
 // admin API's migrations), and this node's graceful leave:
 //
 //   (leave_atom) ─▶ a view without this node ─▶ the directory hands every
-//   local swarm over ─▶ (handoff_atom) polls until none is pending ─▶ every
-//   member is told ─▶ the answer: how many swarms moved
+//   local swarm over ─▶ (handoff_atom) polls until none is pending and no
+//   dial is in flight ─▶ every member is told ─▶ the answer: how many swarms
+//   moved
 #include <chrono>
 #include <string>
 #include <utility>
@@ -116,23 +117,25 @@ node_migration_part::behavior_type migration_behavior(node_ptr self) {
         // Graceful leave: hand everything over (views without this node),
         // then wait until every handoff is acknowledged.
         auto& st = self->state;
+        st.leaving = true;
         if (st.live.empty()) {
           // Alone: nothing to hand over, and nobody who joins now gets any.
-          st.leaving = st.left = true;
-          return std::uint64_t{0};
+          st.left = true;
+          st.moving = 0;
+        } else {
+          st.view = make_view(self, false);
+          st.moving = st.dir->set_view(st.view);
+          spdlog::info("cluster: leaving; handing {} swarms over", st.moving);
         }
-        st.leaving = true;
-        st.view = make_view(self, false);
-        const std::size_t moving = st.dir->set_view(st.view);
-        spdlog::info("cluster: leaving; handing {} swarms over", moving);
         st.leave_promise = self->make_response_promise<std::uint64_t>();
-        st.moving = moving;
         self->send(self, handoff_atom::value);
         return st.leave_promise;
       },
       [self](handoff_atom) {
         auto& st = self->state;
-        if (st.dir->handoffs_pending() > 0) {
+        // Also until every dial in flight has settled (connection_timeout
+        // at most): nothing is left half set up when the node stops.
+        if (st.dir->handoffs_pending() > 0 || !st.dialing.empty()) {
           self->delayed_send(self, std::chrono::milliseconds(20), handoff_atom::value);
           return;
         }

@@ -71,6 +71,10 @@ struct node_state {
   std::set<std::string> suspects;
   /// Dials in progress ("host:port").
   std::set<std::string> dialing;
+  /// Members that said they leave: name -> the incarnation that left. Not
+  /// dialled (it is stopping, or stopped) until a newer incarnation of the
+  /// name is heard of (it started again) or it dials this node itself.
+  std::map<std::string, std::uint64_t> departed;
   /// The view last published (null before the first).
   cluster_view_ptr view;
   std::uint64_t epoch = 0;

@@ -477,7 +477,7 @@
     for (const m of members) {
       const row = el('tr');
       row.appendChild(cell(m.self ? m.name + ' (this node)' : m.name));
-      const known = ['live', 'suspect', 'gone'].indexOf(m.state) >= 0;
+      const known = ['live', 'suspect', 'left', 'gone'].indexOf(m.state) >= 0;
       row.appendChild(cell(m.state, known ? 'member-' + m.state : ''));
       row.appendChild(cell(m.address === null ? '–' : m.address, 'mono'));
       row.appendChild(cell(m.swarms === null ? 'unknown' : m.swarms, 'num'));

@@ -224,7 +224,8 @@ std::vector<command_spec> make_table() {
   // Cluster commands (`members`, `move <hash> <node>`) go here: one row each.
   t.push_back({"members", "", "cluster members (state, address, swarms) and recent migrations",
                "The answering node's view: live, suspect (connection dropped, still an owner "
-               "until cluster.connection-timeout) or gone; swarms as each member counts them "
+               "until cluster.connection-timeout), left (said it leaves; not dialled until it "
+               "starts again) or gone; swarms as each member counts them "
                "(unknown when it did not answer). Migrations are the swarms each member "
                "received, newest first. Without a cluster: this node alone.",
                0, 0, {}, {}, [](const invocation&) { return get("/api/cluster"); },

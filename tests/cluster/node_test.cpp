@@ -2,8 +2,10 @@
 // simulated clock and an injected wall clock: a swarm that arrives is
 // installed and recorded (operator move or membership), and when a member's
 // connection drops for longer than the connection timeout its replicas are
-// taken over. No network: the test's node has no seeds, and the member it
-// loses sorts before it (so it never dials it back).
+// taken over; a member that says it leaves is not dialled again, and a
+// leaving node dials nobody. No network: the test's node has no seeds and
+// the test system loads no TLS manager, so a dial would throw inside the
+// node actor and end it (every test asks the node afterwards).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -176,6 +178,75 @@ TEST_F(NodeActor, ReplicasOfAMemberLostForTheConnectionTimeoutAreTakenOver) {
       ask<swarm_status>(caf::actor_cast<caf::actor>(dir->find_swarm(h)), status_atom::value);
   ASSERT_TRUE(taken);
   EXPECT_EQ(taken->peer_count, 4u);
+}
+
+/// A member's node actor stand-in: joins `node` as `me` and drops what it
+/// gets afterwards.
+caf::actor join_as(caf::actor_system& sys, const node_actor& node, member_info me) {
+  return sys.spawn([node, me](caf::event_based_actor* self) -> caf::behavior {
+    self->set_default_handler(caf::drop);
+    self->request(node, caf::infinite, caf::join_atom::value, me)
+        .then([](const std::vector<member_info>&) {});
+    return {[](caf::ok_atom) {}};
+  });
+}
+
+TEST_F(NodeActor, AMemberThatLeftIsNotDialledUntilANewerIncarnationIsHeardOf) {
+  auto node = spawn("n2");
+  // z9 sorts after n2: n2 is the side that dials it whenever it is not live.
+  auto z9 = join_as(*sys, node, member_info{"z9", "127.0.0.9", 7009, 1});
+  run();
+  ASSERT_EQ(status(node).members.size(), 2u);
+  EXPECT_EQ(status(node).members[1].state, "live");
+  // It says it leaves, then its process ends (the connection drops).
+  caf::anon_send(caf::actor_cast<caf::actor>(node), caf::leave_atom::value, std::string("z9"));
+  run();
+  caf::anon_send_exit(z9, caf::exit_reason::kill);
+  run();
+  // Several reconnect periods and past the connection timeout: no dial (it
+  // would have ended the node actor), and it is listed as left.
+  advance(std::chrono::duration_cast<std::chrono::seconds>(cluster_config{}.connection_timeout) +
+          5s);
+  auto st = status(node);
+  ASSERT_EQ(st.members.size(), 2u);
+  EXPECT_EQ(st.members[1].name, "z9");
+  EXPECT_EQ(st.members[1].state, "left");
+  auto members = ask<std::vector<std::string>>(caf::actor_cast<caf::actor>(node),
+                                               members_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(members);
+  EXPECT_EQ(*members, std::vector<std::string>{"n2"});
+  // It starts again (a newer incarnation) and dials here: live again.
+  auto again = join_as(*sys, node, member_info{"z9", "127.0.0.9", 7009, 2});
+  run();
+  st = status(node);
+  ASSERT_EQ(st.members.size(), 2u);
+  EXPECT_EQ(st.members[1].state, "live");
+  caf::anon_send(caf::actor_cast<caf::actor>(node), caf::leave_atom::value, std::string("z9"));
+  caf::anon_send_exit(again, caf::exit_reason::kill);
+  run();
+  EXPECT_EQ(status(node).members[1].state, "left");
+}
+
+TEST_F(NodeActor, ALeavingNodeDialsNobody) {
+  auto node = spawn("n2");
+  auto z9 = join_as(*sys, node, member_info{"z9", "127.0.0.9", 7009, 1});
+  run();
+  ASSERT_EQ(status(node).members[1].state, "live");
+  // n2 leaves (nothing to hand over), then z9's connection drops: a node
+  // that is not leaving dials it again at once; this one must not.
+  auto moved = ask<std::uint64_t>(caf::actor_cast<caf::actor>(node), caf::leave_atom::value);
+  ASSERT_TRUE(moved) << sys->render(moved.error());
+  caf::anon_send_exit(z9, caf::exit_reason::kill);
+  run();
+  // Two reconnect periods within the connection timeout, then past it.
+  advance(2s);
+  auto st = status(node);
+  ASSERT_EQ(st.members.size(), 2u);
+  EXPECT_EQ(st.members[1].state, "suspect");
+  advance(std::chrono::duration_cast<std::chrono::seconds>(cluster_config{}.connection_timeout));
+  st = status(node);
+  ASSERT_EQ(st.members.size(), 2u);
+  EXPECT_EQ(st.members[1].state, "gone");
 }
 
 }  // namespace

@@ -101,8 +101,10 @@ configure() {
 
 # ctest's list of this build's tests, as JSON (gtest binaries that are not
 # built yet appear as <target>_NOT_BUILT, which is how their targets are found).
+# Arguments go to ctest: the caller's -R/-E/-L filters, since ctest numbers
+# `-I` within the list those filters leave.
 test_list() {
-  (cd "$build_dir" && ctest --show-only=json-v1)
+  (cd "$build_dir" && ctest --show-only=json-v1 "$@")
 }
 
 do_build() {
@@ -213,7 +215,7 @@ do_run() {
   json=$(test_list)
   (cd "$build_dir" && python3 "$here/select_tests.py" "$kind" --check <<<"$json") ||
     fail "the selection names tests that do not exist"
-  selection=$(cd "$build_dir" && python3 "$here/select_tests.py" "$kind" <<<"$json") ||
+  selection=$(cd "$build_dir" && python3 "$here/select_tests.py" "$kind" <<<"$(test_list "$@")") ||
     fail "no tests selected"
   local binaries=()
   mapfile -t binaries < <(python3 -c '
@@ -225,7 +227,8 @@ for t in json.load(sys.stdin)["tests"]:
         print(exe)' "$build_dir" <<<"$json" | sort -u)
   check_binaries "${binaries[@]}" "$build_dir/bin/swarmkeeper" "$build_dir/bin/swarmctl"
   local count
-  count=$(tr ',' '\n' <<<"$selection" | tail -n +4 | wc -l)
+  count=$(tr ',' '\n' <<<"$selection" | tail -n +4 | grep -c . || true)
+  ((count > 0)) || fail "no selected test matches the filter ${*:-}"
   if [[ $kind == tsan ]]; then
     build_caf_sync
   fi
@@ -244,7 +247,13 @@ for t in json.load(sys.stdin)["tests"]:
     local f
     for f in "$reports"/report*; do
       echo "---- $f" >&2
-      head -n 60 "$f" >&2
+      if grep -q "ERROR: LeakSanitizer" "$f"; then
+        # One block a leak, its first frames: a long report's direct
+        # leaks are then in view however many indirect ones there are.
+        grep -E -A3 "^(Direct|Indirect) leak of|^SUMMARY" "$f" | cut -c1-240 | head -n 160 >&2
+      else
+        head -n 60 "$f" >&2
+      fi
     done
     echo "sanitize $kind: $(ls "$reports" | wc -l) sanitizer report(s) in $reports" >&2
     status=1
@@ -259,6 +268,9 @@ for t in json.load(sys.stdin)["tests"]:
   summary=$(grep -E "tests passed, [0-9]+ tests failed out of" "$out" | tail -n 1 || true)
   echo "sanitize $kind: ${summary:-no ctest summary}; ran in $((SECONDS - start)) s"
   ((status == 0)) || fail "see above"
+  # A run that ran nothing checked nothing (a filter that matches no
+  # selected test, a ctest that stopped before its summary).
+  [[ -n $summary ]] || fail "ctest printed no summary: no test ran"
   echo "sanitize $kind: ok"
 }
 
