@@ -114,8 +114,9 @@ void post_access_reload(admin_call& c) {
   }
   const auto count = ac->snapshot()->size();
   swarm_list refused;
-  for (auto& [h, swarm] : sh->dir->local_swarms())
-    if (!ac->allowed(h)) refused.emplace_back(h, std::move(swarm));
+  for (auto& [h, swarm] :
+       sh->dir->local_swarms_if([ac](const info_hash& h) { return !ac->allowed(h); }))
+    refused.emplace_back(h, std::move(swarm));
   end_swarms(c.self, sh, std::move(refused),
              [sh, job, ac, before, count](std::size_t ended, std::uint64_t peers) {
                std::string detail = "reloaded " + ac->file() + ": " + std::to_string(before) +

@@ -266,6 +266,20 @@ void swarms(exposition& m, const admin_state& sh) {
   auto family = m.add("swarmkeeper_peers_by_family", mt::gauge, "Peers by IP address family.");
   family.sample(label("family", "ipv4"), gauge_of(t.peers_ipv4));
   family.sample(label("family", "ipv6"), gauge_of(t.peers_ipv6));
+  m.add("swarmkeeper_swarms_dormant", mt::gauge,
+        "Quiet swarms kept as compact data instead of an actor until their next request "
+        "(tracker.hibernate-after); counted in swarmkeeper_swarms with their last health.")
+      .sample("", gauge_of(t.dormant));
+  m.add("swarmkeeper_swarm_hibernations_total", mt::counter,
+        "Swarms put to sleep as data after tracker.hibernate-after without a request.")
+      .sample("", value_of(t.hibernated));
+  m.add("swarmkeeper_swarm_hibernations_deferred_total", mt::counter,
+        "Quiet swarms kept awake one more sweep because tracker.hibernations-per-second was "
+        "used up.")
+      .sample("", value_of(t.hibernations_deferred));
+  m.add("swarmkeeper_swarm_wakes_total", mt::counter,
+        "Sleeping swarms woken into an actor by a request.")
+      .sample("", value_of(t.woken));
   m.add("swarmkeeper_completed_total", mt::counter,
         "Completed downloads announced (event=completed; every swarm of this node, since "
         "start).")
@@ -310,12 +324,13 @@ void probes(exposition& m, const admin_state& sh) {
 
 void cluster(exposition& m, const metrics_input& in) {
   if (!in.cluster) return;
-  std::map<std::string, double> by_state{{"live", 0}, {"suspect", 0}, {"gone", 0}};
+  std::map<std::string, double> by_state{{"live", 0}, {"suspect", 0}, {"left", 0}, {"gone", 0}};
   for (const auto& member : in.cluster->members) by_state[member.state] += 1;
   auto members = m.add("swarmkeeper_cluster_members", mt::gauge,
                        "Cluster members this node knows, itself included, by state (live: "
                        "connected; suspect: connection lost, still an owner until "
-                       "cluster.connection-timeout; gone: heard of, not connected).");
+                       "cluster.connection-timeout; left: said it leaves, not dialled until it starts "
+                       "again; gone: heard of, not connected).");
   for (const auto& [state, n] : by_state) members.sample(label("state", state), n);
   m.add("swarmkeeper_cluster_handoffs_pending", mt::gauge,
         "Local swarms being handed to another node now.")

@@ -250,6 +250,8 @@ void resolve_swarm(reader& r, swarm_config& s, client_ban_list& bans) {
   s.sweep_period = r.seconds("tracker.sweep-period");
   s.sweep_batch = r.count<std::size_t>("tracker.sweep-batch");
   s.idle_lifetime = r.seconds("tracker.idle-swarm-time");
+  s.hibernate_after = r.seconds("tracker.hibernate-after");
+  s.hibernations_per_second = r.count<std::uint32_t>("tracker.hibernations-per-second");
   s.max_peers = r.count<std::size_t>("tracker.max-peers-per-swarm");
   s.max_peers_per_address = r.count<std::size_t>("tracker.max-peers-per-address");
   s.max_backlog = r.count<std::size_t>("tracker.max-swarm-backlog");

@@ -213,6 +213,14 @@ std::vector<option_def> option_table() {
               "peers examined per sweep step (bounds the pause between announces)"),
       duration("tracker", "idle-swarm-time", 10min, 0s, one_week,
                "a swarm without peers for this long ends its actor"),
+      duration("tracker", "hibernate-after", 1min, 0s, one_day,
+               "a healthy swarm that served no request for this long is kept as compact data "
+               "instead of an actor until its next request (memory of quiet swarms; 0: never; "
+               "not in a cluster)"),
+      integer("tracker", "hibernations-per-second", 1000, 0, 1000000,
+              "most quiet swarms put to sleep per second, node-wide (each costs about a tenth of "
+              "a millisecond of the thread that serves announces; a swarm refused stays awake "
+              "until its next sweep); 0: unbounded"),
       integer("tracker", "max-peers-per-swarm", 200000, 1, u32_count_max,
               "most peers stored per swarm, a new one beyond is refused with 'retry in' (above "
               "the largest public swarms, ~150k peers; ~30 MB; bounds peer_id flooding)"),

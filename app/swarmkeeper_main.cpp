@@ -75,7 +75,8 @@ std::string join(const std::vector<std::string>& xs) {
 /// after a flood of new swarms has expired, RSS would stay at the flood's
 /// peak. Called every few seconds from main: once the node holds less than
 /// half of what it held at its high-water mark (and at least 1000 swarms or
-/// 10,000 peers fewer), `malloc_trim` releases the free pages of every
+/// 10,000 peers fewer), or runs half as many swarm actors (at least 1000
+/// fewer: quiet swarms went to sleep as data), `malloc_trim` releases the free pages of every
 /// arena, and keeps doing so at each call for `linger`: an ended swarm
 /// actor's memory is freed only when its last pending timer (the health
 /// tick, a CAF 0.17 delayed message holding a reference to it) has fired.
@@ -83,18 +84,26 @@ class memory_trimmer {
  public:
   explicit memory_trimmer(std::chrono::seconds linger) : linger_(linger) {}
 
-  void check(const sk::node_census& census, std::chrono::steady_clock::time_point now) {
+  /// `dormant`: the swarms of `census` asleep as data (no actor).
+  void check(const sk::node_census& census, std::int64_t dormant,
+             std::chrono::steady_clock::time_point now) {
     const std::int64_t swarms = census.swarms();
     const std::int64_t peers = census.peers();
+    const std::int64_t actors = swarms - dormant;
     high_swarms_ = std::max(high_swarms_, swarms);
     high_peers_ = std::max(high_peers_, peers);
+    high_actors_ = std::max(high_actors_, actors);
     const bool fewer_swarms = high_swarms_ - swarms >= 1000 && swarms < high_swarms_ / 2;
     const bool fewer_peers = high_peers_ - peers >= 10000 && peers < high_peers_ / 2;
-    if (fewer_swarms || fewer_peers) {
-      spdlog::debug("memory: {} swarms and {} peers, down from {} and {}: trimming the heap",
-                    swarms, peers, high_swarms_, high_peers_);
+    const bool fewer_actors = high_actors_ - actors >= 1000 && actors < high_actors_ / 2;
+    if (fewer_swarms || fewer_peers || fewer_actors) {
+      spdlog::debug(
+          "memory: {} swarms ({} running) and {} peers, down from {} ({}) and {}: trimming the "
+          "heap",
+          swarms, actors, peers, high_swarms_, high_actors_, high_peers_);
       high_swarms_ = swarms;
       high_peers_ = peers;
+      high_actors_ = actors;
       trim_until_ = now + linger_;
     }
     if (now <= trim_until_) ::malloc_trim(0);
@@ -104,6 +113,7 @@ class memory_trimmer {
   const std::chrono::seconds linger_;
   std::int64_t high_swarms_ = 0;
   std::int64_t high_peers_ = 0;
+  std::int64_t high_actors_ = 0;
   std::chrono::steady_clock::time_point trim_until_{};
 };
 
@@ -118,8 +128,8 @@ void reload_access_list(sk::access_control& access, sk::swarm_directory& directo
     return;
   }
   std::size_t ended = 0;
-  for (const auto& [hash, actor] : directory.local_swarms())
-    if (!access.allowed(hash) && directory.end_swarm(hash)) ++ended;
+  for (const auto& e : directory.local_entries())
+    if (!access.allowed(e.hash) && directory.end_swarm(e.hash)) ++ended;
   spdlog::info("SIGHUP: access list reloaded ({} hashes, mode {}); {} swarms of refused torrents ended",
                access.snapshot()->size(), sk::to_string(access.mode()), ended);
 }
@@ -238,7 +248,8 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   for (;;) {
     sig = sigtimedwait(&stop_signals, nullptr, &trim_period);
     if (sig < 0) {
-      if (errno == EAGAIN) trimmer.check(*directory.census(), std::chrono::steady_clock::now());
+      if (errno == EAGAIN) trimmer.check(*directory.census(), directory.totals().dormant.load(),
+                                          std::chrono::steady_clock::now());
       continue;
     }
     if (sig != SIGHUP) break;

@@ -1,5 +1,7 @@
 #include "runtime/directory.hpp"
 
+#include <deque>
+#include <memory_resource>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -9,7 +11,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/compact_heap.hpp"
 #include "runtime/swarm_actor.hpp"
+#include "runtime/token_bucket.hpp"
 #include "tracker/random.hpp"
 
 namespace sk {
@@ -36,20 +40,27 @@ class swarm_directory::table final : public placement_host,
         census_(node.census),
         settings_(std::make_shared<const swarm_settings>(cfg, std::move(node))),
         seed_base_(cfg.rng_seed != 0 ? cfg.rng_seed : random_seed_base()),
-        stripes_(new stripe[n]),
-        count_(n) {}
+        count_(n) {
+    for (std::size_t i = 0; i < n; ++i) stripes_.emplace_back(heap_.get());
+  }
 
-  /// One entry: a local swarm, or a remote handle to another node (exactly
-  /// one of the two handles is valid).
+  /// One entry: a local swarm, a local swarm asleep as data, or a remote
+  /// handle to another node (exactly one of the three is set).
   struct entry {
     local_swarm_actor local;
     remote_swarm_interface remote;
     /// Owner name of a remote handle, and the node it reaches.
     std::string owner;
     caf::actor node;
+    /// A quiet local swarm kept as data (`local` invalid meanwhile): the
+    /// next request wakes it (`table::wake`).
+    dormant_ptr dormant;
 
     bool is_remote() const noexcept { return static_cast<bool>(remote); }
-    bool valid() const noexcept { return local || remote; }
+    bool is_dormant() const noexcept { return static_cast<bool>(dormant); }
+    bool valid() const noexcept { return local || remote || dormant; }
+    /// The handle of a running swarm or remote entry (invalid for a dormant
+    /// one: `table::serve` wakes it first).
     swarm_interface handle() const {
       return is_remote() ? swarm_interface{remote} : swarm_interface{local};
     }
@@ -57,8 +68,10 @@ class swarm_directory::table final : public placement_host,
   };
 
   struct alignas(64) stripe {  // own cache line: stripes never false-share
+    explicit stripe(std::pmr::memory_resource* r) : map(r) {}
     mutable std::mutex mtx;
-    std::unordered_map<info_hash, entry, id20_hasher> map;
+    /// Its nodes on the compact heap (see `heap_`).
+    std::pmr::unordered_map<info_hash, entry, id20_hasher> map;
   };
 
   stripe& stripe_for(const info_hash& h) const noexcept {
@@ -165,11 +178,157 @@ class swarm_directory::table final : public placement_host,
     if (v && placement_) {
       const std::string& owner = v->owner(h);
       if (owner != v->self) {
-        if (auto node = v->node(owner)) return entry{{}, spawn_remote(h, owner, node), owner, node};
+        if (auto node = v->node(owner)) return entry{{}, spawn_remote(h, owner, node), owner, node, {}};
       }
     }
     if (!admit_local()) return {};
-    return entry{spawn_local(h, nullptr), {}, {}, {}};
+    return entry{spawn_local(h, nullptr), {}, {}, {}, {}};
+  }
+
+  /// Gives back what dormant swarm `d` counted in the node's gauges and
+  /// census (it is woken, and its actor counts anew, or dropped).
+  void release(const dormant_swarm& d) {
+    move_share(*totals_, d.share, swarm_share{});
+    if (d.census_peers != 0) census_->add_peers(-static_cast<std::int64_t>(d.census_peers));
+    if (d.at_peer_cap) census_->swarm_at_peer_cap(-1);
+    totals_->dormant.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  /// Wakes the dormant swarm of entry `e` (of hash `h`): a new actor on a
+  /// core filled from its snapshot, aged by the time it slept (peers whose
+  /// timeout passed meanwhile are left out). Call under `h`'s stripe lock.
+  /// Bytes that do not decode (never written so) give an empty swarm and
+  /// one error line.
+  void wake(const info_hash& h, entry& e) {
+    dormant_ptr d = std::move(e.dormant);
+    const auto now = sys_.clock().now();
+    swarm_core_ptr core;
+    swarm_snapshot snap;
+    if (unpack_snapshot(d->bytes, d->raw_size, snap) && snap.hash == h) {
+      const auto slept =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - d->taken).count();
+      age_snapshot(snap, slept, std::chrono::milliseconds(cfg_.peer_timeout));
+      // A new seed for each wake: the same one would repeat the same
+      // random draws (the same peers chosen) after every sleep.
+      std::uint64_t state = snap.seed ^ (spawned_.fetch_add(1, std::memory_order_relaxed) + 1);
+      core = std::make_shared<swarm_core>(h, settings_, splitmix64(state));
+      fill_snapshot(*core, snap, now);
+    } else {
+      spdlog::error("swarm {}: its dormant state does not decode ({} bytes); it starts empty",
+                    h.hex(), d->bytes.size());
+    }
+    release(*d);
+    totals_->woken.fetch_add(1, std::memory_order_relaxed);
+    e.local = spawn_local(h, std::move(core));
+  }
+
+  /// The handle of entry `e`, waking it first when it sleeps. Call under
+  /// `h`'s stripe lock.
+  swarm_interface serve(const info_hash& h, entry& e) {
+    if (e.is_dormant()) wake(h, e);
+    return e.handle();
+  }
+
+  bool hibernate(const info_hash& hash, const caf::actor_addr& actor,
+                 const dormant_swarm& d) override {
+    local_swarm_actor victim;  // released after unlocking
+    {
+      stripe& s = stripe_for(hash);
+      std::lock_guard<std::mutex> guard(s.mtx);
+      // Sleeping swarms are one node's: in a cluster, replication and
+      // rebalancing talk to running swarms.
+      if (placement_ || stopped.load(std::memory_order_acquire)) return false;
+      auto it = s.map.find(hash);
+      if (it == s.map.end() || it->second.is_remote() || it->second.is_dormant() ||
+          it->second.local.address() != actor)
+        return false;
+      victim = std::move(it->second.local);
+      auto kept = std::allocate_shared<dormant_swarm>(compact_allocator<dormant_swarm>(heap_), d,
+                                                      heap_.get());
+      it->second.dormant = std::move(kept);
+      totals_->dormant.fetch_add(1, std::memory_order_relaxed);
+      totals_->hibernated.fetch_add(1, std::memory_order_relaxed);
+    }
+    start_sweeper();
+    return true;
+  }
+
+  /// The node's hibernations per second (swarm_config): a token bucket
+  /// holding at most a tenth of a second's worth (so the swarms granted one
+  /// in a row never hold the scheduler for long), refilled on the swarms'
+  /// clock.
+  bool take_hibernation(health_time now) override {
+    if (cfg_.hibernations_per_second == 0) return true;
+    {
+      std::lock_guard<std::mutex> guard(hibernation_mtx_);
+      if (hibernation_.take(now)) return true;
+    }
+    totals_->hibernations_deferred.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+
+  /// Removes the sleeping swarm at `it` from stripe `s` (held locked),
+  /// giving back its counts; its data goes to `gone`, to be freed after
+  /// unlocking. Returns the next entry.
+  template <class Map>
+  typename Map::iterator drop_dormant(Map& map, typename Map::iterator it,
+                                      std::vector<dormant_ptr>& gone) {
+    release(*it->second.dormant);
+    gone.push_back(std::move(it->second.dormant));
+    count_local(-1);
+    return map.erase(it);
+  }
+
+  /// Drops the dormant swarms of stripe `i` whose time is up (`drop_at`):
+  /// every peer timed out and the swarm would have ended idle.
+  void sweep_dormant(std::size_t i, health_time now) {
+    std::vector<dormant_ptr> gone;  // freed after unlocking
+    auto& s = at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    for (auto it = s.map.begin(); it != s.map.end();) {
+      if (it->second.is_dormant() && it->second.dormant->drop_at <= now)
+        it = drop_dormant(s.map, it, gone);
+      else
+        ++it;
+    }
+  }
+
+  /// The actor that drops dormant swarms whose time is up: one stripe per
+  /// message, a pass every sweep period. Spawned with the first swarm that
+  /// goes to sleep; ends with the directory.
+  void start_sweeper() {
+    std::lock_guard<std::mutex> guard(sweeper_mtx_);
+    if (sweeper_ || stopped.load(std::memory_order_acquire)) return;
+    std::weak_ptr<table> weak = weak_from_this();
+    const auto period = cfg_.sweep_period;
+    sweeper_ = sys_.spawn([weak, period](caf::event_based_actor* self) -> caf::behavior {
+      self->delayed_send(self, period, sweep_atom::value);
+      return {
+          [self](sweep_atom) { self->send(self, sweep_atom::value, std::size_t{0}); },
+          [self, weak, period](sweep_atom, std::size_t i) {
+            auto t = weak.lock();
+            if (!t || t->stopped.load(std::memory_order_acquire)) {
+              self->quit();
+              return;
+            }
+            t->sweep_dormant(i, self->clock().now());
+            if (i + 1 < t->count())
+              self->send(self, sweep_atom::value, i + 1);
+            else
+              self->delayed_send(self, period, sweep_atom::value);
+          },
+      };
+    });
+  }
+
+  /// Stops the sweeper (stop_all).
+  void stop_sweeper() {
+    caf::actor a;
+    {
+      std::lock_guard<std::mutex> guard(sweeper_mtx_);
+      a = std::move(sweeper_);
+    }
+    if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
 
   /// route(): the entry's handle, created on a miss.
@@ -177,7 +336,7 @@ class swarm_directory::table final : public placement_host,
     auto& s = stripe_for(h);
     std::lock_guard<std::mutex> guard(s.mtx);
     if (auto it = s.map.find(h); it != s.map.end())
-      return {it->second.handle(), route_status::served};
+      return {serve(h, it->second), route_status::served};
     if (stopped.load(std::memory_order_acquire)) return {{}, route_status::stopping};
     auto e = make_entry(h);
     if (!e.valid()) return {{}, route_status::swarm_cap};
@@ -194,6 +353,7 @@ class swarm_directory::table final : public placement_host,
       std::lock_guard<std::mutex> guard(s.mtx);
       if (stopped.load(std::memory_order_acquire)) return {};
       auto it = s.map.find(snap.hash);
+      if (it != s.map.end()) serve(snap.hash, it->second);  // wakes a sleeping one
       if (it != s.map.end() && !it->second.is_remote()) {
         // A local swarm exists already (requests reached this node before
         // the snapshot): merge into it, on its own thread.
@@ -209,9 +369,9 @@ class swarm_directory::table final : public placement_host,
       count_local(1);
       if (it != s.map.end()) {
         leaving = std::exchange(it->second.remote, remote_swarm_interface{});
-        it->second = entry{swarm, {}, {}, {}};
+        it->second = entry{swarm, {}, {}, {}, {}};
       } else {
-        s.map.emplace(snap.hash, entry{swarm, {}, {}, {}});
+        s.map.emplace(snap.hash, entry{swarm, {}, {}, {}, {}});
       }
     }
     if (leaving) caf::anon_send(leaving, caf::leave_atom::value);
@@ -237,7 +397,7 @@ class swarm_directory::table final : public placement_host,
     std::lock_guard<std::mutex> guard(s.mtx);
     auto it = s.map.find(hash);
     if (stopped.load(std::memory_order_acquire) || it == s.map.end() || it->second.is_remote() ||
-        it->second.local.address() != dead) {
+        it->second.is_dormant() || it->second.local.address() != dead) {
       return false;
     }
     victim = std::exchange(it->second.local, replacement);
@@ -255,9 +415,19 @@ class swarm_directory::table final : public placement_host,
   /// Base of per-swarm seeds when cfg.rng_seed == 0 (drawn at construction).
   std::uint64_t seed_base_;
   std::atomic<std::uint64_t> spawned_{0};
-  std::unique_ptr<stripe[]> stripes_;
+  /// Where the entries and the sleeping swarms live (runtime/compact_heap.hpp):
+  /// apart from the actors', so a swarm's sleep gives its actor's pages back.
+  /// Declared before the stripes: destroyed after them.
+  std::shared_ptr<compact_heap> heap_ = std::make_shared<compact_heap>();
+  mutable std::deque<stripe> stripes_;
   std::size_t count_;
   placement_view_ptr view_;
+  std::mutex sweeper_mtx_;
+  caf::actor sweeper_;
+  /// take_hibernation()'s bucket: a tenth of a second's worth at most.
+  std::mutex hibernation_mtx_;
+  token_bucket<> hibernation_{static_cast<double>(cfg_.hibernations_per_second),
+                              std::max(1.0, cfg_.hibernations_per_second / 10.0)};
 };
 
 swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg,
@@ -305,7 +475,7 @@ swarm_interface swarm_directory::find_swarm(const info_hash& h) const {
   auto& s = table_->stripe_for(h);
   {
     std::lock_guard<std::mutex> guard(s.mtx);
-    if (auto it = s.map.find(h); it != s.map.end()) return it->second.handle();
+    if (auto it = s.map.find(h); it != s.map.end()) return table_->serve(h, it->second);
   }
   // A hash another node owns: its remote handle (a scrape asks the owner,
   // which creates nothing for an unknown torrent).
@@ -325,8 +495,8 @@ caf::actor swarm_directory::find(const info_hash& h) const {
 swarm_location swarm_directory::locate(const info_hash& h) const {
   swarm_location out;
   auto v = table_->view();
-  auto fill = [&](const table::entry& e) {
-    out.swarm = e.handle();
+  auto fill = [&](table::entry& e) {
+    out.swarm = table_->serve(h, e);
     out.actor = caf::actor_cast<caf::actor>(out.swarm);
     out.remote = e.is_remote();
     out.owner = out.remote ? e.owner : v ? v->self : std::string();
@@ -367,15 +537,17 @@ namespace {
 /// Up to `limit` local swarms of `t` for which `keep(hash)` holds, one
 /// stripe lock at a time.
 template <class Table, class Keep>
-std::vector<std::pair<info_hash, local_swarm_actor>> local_where(const Table& t, std::size_t limit,
+std::vector<std::pair<info_hash, local_swarm_actor>> local_where(Table& t, std::size_t limit,
                                                                  Keep keep) {
   std::vector<std::pair<info_hash, local_swarm_actor>> out;
   for (std::size_t i = 0; i < t.count() && out.size() < limit; ++i) {
     auto& s = t.at(i);
     std::lock_guard<std::mutex> guard(s.mtx);
-    for (const auto& kv : s.map) {
+    for (auto& kv : s.map) {
       if (out.size() >= limit) break;
-      if (!kv.second.is_remote() && keep(kv.first)) out.emplace_back(kv.first, kv.second.local);
+      if (kv.second.is_remote() || !keep(kv.first)) continue;
+      t.serve(kv.first, kv.second);
+      out.emplace_back(kv.first, kv.second.local);
     }
   }
   return out;
@@ -393,6 +565,39 @@ std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swar
   return local_where(*table_, limit, [&](const info_hash& h) { return prefix.matches(h); });
 }
 
+std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms_if(
+    const std::function<bool(const info_hash&)>& keep) const {
+  return local_where(*table_, static_cast<std::size_t>(-1), keep);
+}
+
+std::vector<local_swarm_entry> swarm_directory::local_entries() const {
+  std::vector<local_swarm_entry> out;
+  // Room for every entry up front (swarms added between the count and the
+  // copy grow the vector as usual), so no stripe is held while the entries
+  // of the stripes before it are moved.
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < table_->count(); ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    total += s.map.size();
+  }
+  out.reserve(total + total / 16);
+  for (std::size_t i = 0; i < table_->count(); ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    for (const auto& kv : s.map)
+      if (!kv.second.is_remote()) out.push_back({kv.first, kv.second.local, kv.second.dormant});
+  }
+  return out;
+}
+
+dormant_ptr swarm_directory::dormant(const info_hash& h) const {
+  auto& s = table_->stripe_for(h);
+  std::lock_guard<std::mutex> guard(s.mtx);
+  auto it = s.map.find(h);
+  return it == s.map.end() ? nullptr : it->second.dormant;
+}
+
 std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::size_t limit) const {
   std::vector<std::pair<info_hash, caf::actor>> out;
   for (auto& [hash, swarm] : local_swarms(limit))
@@ -402,11 +607,16 @@ std::vector<std::pair<info_hash, caf::actor>> swarm_directory::snapshot(std::siz
 
 bool swarm_directory::end_swarm(const info_hash& h) {
   local_swarm_actor swarm;
+  std::vector<dormant_ptr> asleep;  // freed after unlocking
   {
     auto& s = table_->stripe_for(h);
     std::lock_guard<std::mutex> guard(s.mtx);
     auto it = s.map.find(h);
     if (it == s.map.end() || it->second.is_remote()) return false;
+    if (it->second.is_dormant()) {
+      table_->drop_dormant(s.map, it, asleep);
+      return true;
+    }
     swarm = std::move(it->second.local);
     s.map.erase(it);
     table_->count_local(-1);
@@ -457,10 +667,11 @@ std::size_t swarm_directory::set_view(placement_view_ptr v) {
         }
       } else if (!mine) {
         if (auto node = v->node(owner)) {
+          table_->serve(h, e);  // a sleeping swarm moves awake
           // Hand the swarm over: from now on requests queue in the remote
           // handle, which moves the state first (runtime/placement.hpp).
           auto remote = table_->spawn_remote(h, owner, node, e.local);
-          e = table::entry{{}, std::move(remote), owner, node};
+          e = table::entry{{}, std::move(remote), owner, node, {}};
           table_->count_local(-1);
           ++moving;
         }
@@ -475,11 +686,14 @@ std::size_t swarm_directory::set_view(placement_view_ptr v) {
 swarm_directory::served_swarm swarm_directory::serve_forwarded(const info_hash& h, bool create) {
   auto& s = table_->stripe_for(h);
   std::lock_guard<std::mutex> guard(s.mtx);
-  if (auto it = s.map.find(h); it != s.map.end()) return {it->second.local, it->second.remote};
+  if (auto it = s.map.find(h); it != s.map.end()) {
+    table_->serve(h, it->second);  // wakes a sleeping one
+    return {it->second.local, it->second.remote};
+  }
   if (!create || table_->stopped.load(std::memory_order_acquire)) return {};
   if (!table_->admit_local()) return {};
   auto swarm = table_->spawn_local(h, nullptr);
-  s.map.emplace(h, table::entry{swarm, {}, {}, {}});
+  s.map.emplace(h, table::entry{swarm, {}, {}, {}, {}});
   return {swarm, {}};
 }
 
@@ -494,8 +708,9 @@ std::string swarm_directory::move(const info_hash& h, const std::string& node_na
   if (table_->stopped.load(std::memory_order_acquire)) return "shutting down";
   auto it = s.map.find(h);
   if (it == s.map.end() || it->second.is_remote()) return "no local swarm for this info_hash";
+  table_->serve(h, it->second);  // a sleeping swarm moves awake
   auto remote = table_->spawn_remote(h, node_name, node, it->second.local);
-  it->second = table::entry{{}, std::move(remote), node_name, node};
+  it->second = table::entry{{}, std::move(remote), node_name, node, {}};
   table_->count_local(-1);
   return {};
 }
@@ -512,11 +727,15 @@ void swarm_directory::stop_all() {
     std::lock_guard<std::mutex> guard(s.mtx);
     actors.reserve(actors.size() + s.map.size());
     for (auto& kv : s.map) {
-      actors.push_back(caf::actor_cast<caf::actor>(kv.second.handle()));
+      if (kv.second.is_dormant())
+        table_->release(*kv.second.dormant);
+      else
+        actors.push_back(caf::actor_cast<caf::actor>(kv.second.handle()));
       if (!kv.second.is_remote()) table_->census_->add_swarms(-1);
     }
     s.map.clear();
   }
+  table_->stop_sweeper();
   // Outside the locks: a swarm ending concurrently may need its stripe.
   for (auto& a : actors) {
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "runtime/placement.hpp"
 #include "runtime/probe_interface.hpp"
 #include "runtime/supervisor.hpp"
+#include "runtime/swarm_actor.hpp"
 #include "runtime/swarm_interface.hpp"
 #include "runtime/swarm_snapshot.hpp"
 #include "tracker/swarm_config.hpp"
@@ -43,6 +45,14 @@ struct swarm_location {
   /// supervisor for a local swarm (invalid without one), the remote handle
   /// (which asks the owner's supervisor) for a remote one.
   swarm_supervision_interface supervision;
+};
+
+/// A local swarm as `swarm_directory::local_entries` lists it: its actor
+/// while it runs, its data while it sleeps (exactly one is set).
+struct local_swarm_entry {
+  info_hash hash;
+  local_swarm_actor actor;
+  dormant_ptr dormant;
 };
 
 /// How `swarm_directory::open_swarm` went.
@@ -151,9 +161,10 @@ class swarm_directory {
   std::size_t size() const;
 
   /// Every (info_hash, swarm actor) pair of a local swarm, at most `limit`
-  /// of them (admin API, replication, rebalancing). Thread-safe; each stripe
-  /// is copied under its lock, so the result is not one consistent cut.
-  /// Never blocks on an actor.
+  /// of them (admin API, replication, rebalancing); a sleeping swarm among
+  /// them is woken (`swarm_config::hibernate_after`). Thread-safe; each
+  /// stripe is copied under its lock, so the result is not one consistent
+  /// cut. Never blocks on an actor.
   std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms(
       std::size_t limit = static_cast<std::size_t>(-1)) const;
 
@@ -163,6 +174,21 @@ class swarm_directory {
   /// its own lock, one stripe at a time, and only the matches are copied.
   std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms_with_prefix(
       const hash_prefix& prefix, std::size_t limit = static_cast<std::size_t>(-1)) const;
+
+  /// The local swarms for whose info_hash `keep` holds (access list
+  /// reloads: only those are woken). As `local_swarms`.
+  std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms_if(
+      const std::function<bool(const info_hash&)>& keep) const;
+
+  /// Every local swarm, the running ones by actor and the sleeping ones by
+  /// their data, none woken (the state keeper). Each stripe is copied
+  /// under its lock, so the result is not one consistent cut: a swarm may
+  /// go to sleep or wake after its stripe was copied (see `dormant`).
+  std::vector<local_swarm_entry> local_entries() const;
+
+  /// The data of `h`'s swarm while it sleeps; null when it runs, is remote
+  /// or there is none. Never wakes it.
+  dormant_ptr dormant(const info_hash& h) const;
 
   /// `local_swarms`, dynamically typed.
   std::vector<std::pair<info_hash, caf::actor>> snapshot(

@@ -1,6 +1,12 @@
 #include "runtime/state_keeper.hpp"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -23,10 +29,6 @@ std::int64_t unix_ms_now() {
       .count();
 }
 
-void age(std::int64_t& v, std::int64_t by) {
-  if (v >= 0) v += by;
-}
-
 /// Everything the keeper actor shares with its owner.
 struct keeper_context {
   swarm_directory* dir;
@@ -42,6 +44,8 @@ bool keeps_access(const std::shared_ptr<access_control>& a) {
   return a && a->mode() != access_mode::off && a->file().empty();
 }
 
+using pump_atom = caf::atom_constant<caf::atom("pump")>;
+
 struct keeper_state {
   static inline const char* name = "sk.state_keeper";
   std::shared_ptr<keeper_context> ctx;
@@ -51,15 +55,30 @@ struct keeper_state {
   // caller's moment (the drain, a leave), so another one follows it.
   bool again = false;
   std::unique_ptr<state_file::writer> out;
-  std::vector<std::pair<info_hash, local_swarm_actor>> queue;
+  std::vector<local_swarm_entry> queue;
   std::size_t next = 0;
   std::size_t pending = 0;
+  // write_tail has begun (once per write).
+  bool tail = false;
   std::uint64_t left_out = 0;
   std::chrono::steady_clock::time_point started;
   std::vector<caf::response_promise> waiting;
 };
 
 using keeper_ptr = caf::stateful_actor<keeper_state>*;
+
+/// The keeper's work is the node's least urgent: its thread (a detached
+/// actor's own; the behaviour is built on it) runs at the lowest CPU
+/// priority, nice 19, so a core it shares with the swarms and the network
+/// threads goes to them first whenever they have work. Linux applies nice
+/// to the calling thread; lowering it needs no privilege. A failure only
+/// costs latency: logged, not fatal.
+void lower_thread_priority() {
+  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  if (::setpriority(PRIO_PROCESS, tid, 19) != 0)
+    spdlog::warn("state: the snapshot thread keeps its CPU priority (setpriority: {})",
+                 std::strerror(errno));
+}
 
 void begin(keeper_ptr self);
 
@@ -124,32 +143,69 @@ void write_tail(keeper_ptr self) {
           [commit](caf::error&) { commit(); });
 }
 
+/// Writes a sleeping swarm's record: its snapshot aged to now (the file's
+/// ages count from the write).
+void add_dormant(keeper_ptr self, const dormant_swarm& d) {
+  auto& st = self->state;
+  swarm_snapshot snap;
+  if (!unpack_snapshot(d.bytes, d.raw_size, snap)) {
+    ++st.left_out;
+    return;
+  }
+  const auto slept = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         self->clock().now() - d.taken)
+                         .count();
+  age_snapshot(snap, slept, st.ctx->cfg.peer_timeout);
+  st.out->add(snap);
+}
+
+/// Sleeping swarms written per message, so a save asked for meanwhile is
+/// not held up by a million of them.
+constexpr std::size_t dormant_batch = 4096;
+
 void pump(keeper_ptr self) {
   auto& st = self->state;
+  std::size_t written = 0;
   while (st.pending < st.ctx->cfg.in_flight && st.next < st.queue.size()) {
-    auto swarm = st.queue[st.next++].second;
+    auto& e = st.queue[st.next++];
+    if (e.dormant) {
+      add_dormant(self, *e.dormant);
+      e.dormant.reset();
+      if (++written == dormant_batch && st.next < st.queue.size()) {
+        self->send(self, pump_atom::value);
+        return;
+      }
+      continue;
+    }
     ++st.pending;
     auto done = [self] {
       auto& s = self->state;
       --s.pending;
       if (!s.out) return;  // the write was abandoned
-      if (s.next == s.queue.size() && s.pending == 0)
-        write_tail(self);
-      else
-        pump(self);
+      pump(self);
     };
-    self->request(swarm, st.ctx->cfg.swarm_timeout, snapshot_atom::value)
+    const info_hash hash = e.hash;
+    self->request(e.actor, st.ctx->cfg.swarm_timeout, snapshot_atom::value)
         .then(
             [self, done](swarm_snapshot& snap) {
               if (self->state.out) self->state.out->add(snap);
               done();
             },
-            [self, done](caf::error&) {
-              // The swarm ended meanwhile (its successor answers the next
+            [self, done, hash](caf::error&) {
+              // The swarm went to sleep meanwhile (its data is in the
+              // directory now), ended (its successor answers the next
               // time) or did not answer in time.
-              ++self->state.left_out;
+              auto& s = self->state;
+              if (auto d = s.ctx->dir->dormant(hash); d && s.out)
+                add_dormant(self, *d);
+              else
+                ++s.left_out;
               done();
             });
+  }
+  if (st.out && st.next == st.queue.size() && st.pending == 0 && !st.tail) {
+    st.tail = true;
+    write_tail(self);
   }
 }
 
@@ -165,22 +221,24 @@ void begin(keeper_ptr self) {
     return;
   }
   st.busy = true;
-  st.queue = st.ctx->dir->local_swarms();
+  st.queue = st.ctx->dir->local_entries();
   st.next = 0;
   st.pending = 0;
   st.left_out = 0;
-  if (st.queue.empty())
-    write_tail(self);
-  else
-    pump(self);
+  st.tail = false;
+  pump(self);
 }
 
 caf::behavior keeper_behavior(keeper_ptr self, std::shared_ptr<keeper_context> ctx) {
   self->state.ctx = std::move(ctx);
+  lower_thread_priority();
   return {
       [self](caf::tick_atom) {
         begin(self);
         self->delayed_send(self, self->state.ctx->cfg.period, caf::tick_atom::value);
+      },
+      [self](pump_atom) {
+        if (self->state.out) pump(self);
       },
       [self](save_atom) {
         auto rp = self->make_response_promise();
@@ -216,26 +274,6 @@ void state_stats::set_load_problem(std::string problem, std::string moved) {
 void state_stats::set_last_error(std::string e) {
   std::lock_guard<std::mutex> g(mutex_);
   last_error_ = std::move(e);
-}
-
-std::size_t age_snapshot(swarm_snapshot& s, std::int64_t downtime_ms,
-                         std::chrono::milliseconds peer_timeout) {
-  const std::int64_t by = std::max<std::int64_t>(downtime_ms, 0);
-  const auto before = s.peers.size();
-  for (auto& p : s.peers) {
-    age(p.first_seen_age_ms, by);
-    age(p.last_announce_age_ms, by);
-    age(p.last_progress_age_ms, by);
-    age(p.completed_age_ms, by);
-  }
-  // A remediation's trial and healthy stretch went on while the daemon was down.
-  for (auto& r : s.remediation) r = aged(std::move(r), by);
-  s.peers.erase(std::remove_if(s.peers.begin(), s.peers.end(),
-                               [&](const peer_snapshot& p) {
-                                 return p.last_announce_age_ms > peer_timeout.count();
-                               }),
-                s.peers.end());
-  return before - s.peers.size();
 }
 
 state_keeper::state_keeper(caf::actor_system& sys, swarm_directory& dir,

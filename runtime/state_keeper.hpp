@@ -14,7 +14,11 @@
 ///             began before the drain)
 ///
 /// A swarm is copied on its own thread between two of its messages, so
-/// announces pause only for the copy of their own swarm. What happened
+/// announces pause only for the copy of their own swarm. Few requests are
+/// in flight (16), so an announce queued on a CAF worker waits behind at
+/// most that many copies, and the keeper's thread, which encodes and writes
+/// the file, runs at nice 19: on a core shared with the swarms it gets the
+/// time they leave. What happened
 /// while the daemon was down counts as time: ages grow by the downtime, and
 /// a peer whose timeout passed is dropped on load.
 
@@ -41,7 +45,7 @@ struct state_config {
   /// How often a snapshot is written while running; zero: only on SIGTERM.
   std::chrono::milliseconds period{std::chrono::minutes{5}};
   /// Snapshots asked of swarms at once.
-  std::size_t in_flight = 256;
+  std::size_t in_flight = 16;
   /// How long one swarm may take to answer before it is left out.
   std::chrono::milliseconds swarm_timeout{std::chrono::seconds{10}};
   /// A restored peer that last announced longer ago than this is dropped
@@ -122,10 +126,5 @@ class state_keeper {
   caf::actor actor_;
 };
 
-/// Ages of `s` made older by `downtime_ms`, and its peers whose last
-/// announce is then older than `peer_timeout` removed; returns how many were
-/// removed.
-std::size_t age_snapshot(swarm_snapshot& s, std::int64_t downtime_ms,
-                         std::chrono::milliseconds peer_timeout);
 
 }  // namespace sk

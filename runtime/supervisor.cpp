@@ -85,9 +85,18 @@ void watch(supervisor_actor_ptr self, const info_hash& hash, const local_swarm_a
     st.by_swarm.erase(e.swarm.address());
     self->demonitor(e.swarm.address());
     stop_remediation(self, e);
-    // A new swarm starts from the config: an operator's pin was for the old one.
-    e.pinned.reset();
+    // A new swarm starts from the config: an operator's pin was for the old
+    // one. A swarm of the same history (woken from its sleep before the old
+    // actor's end was seen) keeps it.
+    const bool same_history = e.core && core && e.core->lineage() != 0 &&
+                              e.core->lineage() == core->lineage();
+    if (!same_history) e.pinned.reset();
     e.operator_restart = false;
+  }
+  if (!e.swarm && e.asleep_lineage != 0) {
+    // The pinned swarm that went to sleep, woken, or another history.
+    if (!core || core->lineage() != e.asleep_lineage) e.pinned.reset();
+    e.asleep_lineage = 0;
   }
   e.swarm = swarm;
   e.core = std::move(core);
@@ -99,8 +108,15 @@ void watch(supervisor_actor_ptr self, const info_hash& hash, const local_swarm_a
 supervisor_holds current_holds(supervisor_actor_ptr self) {
   auto& st = self->state;
   supervisor_holds h;
-  for (const auto& [hash, e] : st.swarms)
-    if (e.pinned) h.pinned.emplace_back(hash, std::string(to_string(*e.pinned)));
+  for (auto c = st.pin_candidates.begin(); c != st.pin_candidates.end();) {
+    auto it = st.swarms.find(*c);
+    if (it == st.swarms.end() || !it->second.pinned) {
+      c = st.pin_candidates.erase(c);
+      continue;
+    }
+    h.pinned.emplace_back(*c, std::string(to_string(*it->second.pinned)));
+    ++c;
+  }
   const auto now = self->clock().now();
   for (const auto& [hash, until] : st.holdoff)
     if (until > now)
@@ -115,7 +131,10 @@ supervisor_holds current_holds(supervisor_actor_ptr self) {
 void restore_holds(supervisor_actor_ptr self, const supervisor_holds& h) {
   auto& st = self->state;
   for (const auto& [hash, name] : h.pinned)
-    if (auto p = parse_policy(name)) st.swarms[hash].pinned = *p;
+    if (auto p = parse_policy(name)) {
+      st.swarms[hash].pinned = *p;
+      st.pin_candidates.insert(hash);
+    }
   const auto now = self->clock().now();
   for (const auto& [hash, left] : h.holdoff_left_ms)
     if (left > 0) st.holdoff[hash] = now + std::chrono::milliseconds{left};
@@ -129,8 +148,19 @@ void on_swarm_down(supervisor_actor_ptr self, const caf::down_msg& dm, const inf
   }
   auto& e = it->second;
   if (dm.reason == caf::exit_reason::normal || dm.reason == caf::exit_reason::user_shutdown) {
-    // Ended on purpose (idle, shutdown): nothing to restart.
+    // Ended on purpose (idle, asleep as data, shutdown): nothing to
+    // restart. A pinned policy stays for a swarm that went to sleep (its
+    // state lives on in the directory and wakes with the same history); it
+    // goes with the next swarm of another history (`watch`).
     stop_remediation(self, e);
+    // (The actor is gone: reading its core here races with nothing.)
+    if (dm.reason == caf::exit_reason::normal && e.pinned && e.core &&
+        e.core->table().size() != 0) {
+      e.asleep_lineage = e.core->lineage();
+      e.swarm = local_swarm_actor{};
+      e.core.reset();
+      return;
+    }
     st.swarms.erase(it);
     return;
   }
@@ -409,6 +439,7 @@ caf::result<policy_change> operator_policy(supervisor_actor_ptr self, const info
   }
   const bool was_pinned = e.pinned.has_value();
   e.pinned = pin;
+  if (pin) st.pin_candidates.insert(hash);
   const swarm_knobs baseline = baseline_of(e);
   const std::string target(to_string(baseline.policy));
   auto rp = self->make_response_promise<policy_change>();

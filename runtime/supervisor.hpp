@@ -75,6 +75,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <caf/all.hpp>
 
@@ -122,6 +123,9 @@ struct supervisor_state {
     bool stopping = false;
     /// The policy an operator pinned (see the interface).
     std::optional<policy_kind> pinned;
+    /// Set while the swarm of a pinned entry sleeps as data (its actor
+    /// ended normally with peers): the history the pin belongs to.
+    std::uint64_t asleep_lineage = 0;
     /// An operator asked for the restart under way (logged as such).
     bool operator_restart = false;
   };
@@ -141,6 +145,11 @@ struct supervisor_state {
   /// No automatic remediation for these swarms before the time given
   /// (operator stops; expired entries are dropped when next looked at).
   std::unordered_map<info_hash, health_time, id20_hasher> holdoff;
+  /// Every hash whose entry was given a pinned policy and may still hold
+  /// it (a superset: entries unpinned or erased since leave it when the
+  /// holds are next read), so reading the holds for a state file visits
+  /// the pins, not every swarm.
+  std::unordered_set<info_hash, id20_hasher> pin_candidates;
   supervisor_counters counters;
 };
 

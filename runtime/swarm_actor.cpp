@@ -1,6 +1,8 @@
 #include "runtime/swarm_actor.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -8,6 +10,7 @@
 
 #include "runtime/swarm_actor_log.hpp"
 #include "runtime/swarm_snapshot.hpp"
+#include "tracker/random.hpp"
 
 namespace sk {
 
@@ -183,6 +186,7 @@ bool shed(swarm_actor_ptr self, announce_ticket& t) {
 void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
   auto& st = self->state;
   if (t.announce.request.hash == st.core->hash() && shed(self, t)) return;
+  st.last_request = self->clock().now();
   // One result object reused across tickets: its buffers keep their
   // capacity, so a warm swarm answers without allocating.
   announce_result& res = st.scratch;
@@ -209,6 +213,62 @@ void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
   add_totals(st);
   publish_share(st);
   send_probes(self);
+}
+
+enum class hibernation { stays, slept, deferred };
+
+/// Hands the swarm to its registry as data when it has been quiet for
+/// `hibernate_after` (see swarm_actor.hpp's lifecycle): `slept` when it did
+/// (the caller quits), `deferred` when the node's hibernations per second
+/// were used up. Runs at the end of a sweep cycle, after the census and the
+/// gauges were brought up to date.
+hibernation try_hibernate(swarm_actor_ptr self, health_time now) {
+  auto& st = self->state;
+  const swarm_core& core = *st.core;
+  const auto& cfg = core.config();
+  constexpr auto stays = hibernation::stays;
+  if (cfg.hibernate_after.count() <= 0 || core.table().size() == 0 || st.observer) return stays;
+  if (now - st.last_request < cfg.hibernate_after) return stays;
+  if (const health_report* r = core.last_report(); r != nullptr && is_unhealthy(r->state))
+    return stays;
+  if (core.remediation(now)) return stays;
+  auto reg = st.registry.lock();
+  if (!reg) return stays;
+  if (!reg->take_hibernation(now)) return hibernation::deferred;
+  dormant_swarm d;
+  {
+    const swarm_snapshot snap = take_snapshot(core, now);
+    std::int64_t newest = std::numeric_limits<std::int64_t>::max();
+    for (const auto& p : snap.peers) newest = std::min(newest, p.last_announce_age_ms);
+    const std::vector<char> packed = pack_snapshot(snap, d.raw_size);
+    d.bytes.assign(packed.begin(), packed.end());
+    d.peers = static_cast<std::uint32_t>(snap.peers.size());
+    d.drop_at = now - std::chrono::milliseconds(newest) + cfg.peer_timeout + cfg.idle_lifetime;
+  }
+  if (d.bytes.empty()) return stays;
+  d.taken = now;
+  d.share = st.published;
+  d.census_peers = st.census.peers;
+  d.at_peer_cap = st.census.at_cap;
+  if (!reg->hibernate(core.hash(), self->address(), d)) return stays;
+  // The entry holds the shares now: this actor's end takes none back.
+  st.published = swarm_share{};
+  st.census.peers = 0;
+  st.census.at_cap = false;
+  return hibernation::slept;
+}
+
+/// When a swarm whose hibernation was deferred sweeps again: between a
+/// sixth and half of the sweep period, spread by its actor id and the time,
+/// so the swarms refused in one busy second come back spread out instead
+/// of together.
+caf::timespan deferred_sweep(const swarm_actor_ptr& self, health_time now) {
+  const auto period = std::chrono::duration_cast<caf::timespan>(self->state.core->config().sweep_period);
+  const auto lo = period / 6;
+  const auto span = static_cast<std::uint64_t>((period / 2 - lo).count());
+  std::uint64_t state = self->id() ^ static_cast<std::uint64_t>(now.time_since_epoch().count());
+  const std::uint64_t x = splitmix64(state);
+  return lo + caf::timespan{span == 0 ? 0 : static_cast<caf::timespan::rep>(x % span)};
 }
 
 }  // namespace
@@ -304,6 +364,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
   // route() whose request failed), the swarm still ends after idle_lifetime.
   // (A restarted swarm keeps the idle clock of its core.)
   st.core->note_occupancy(self->clock().now());
+  st.last_request = self->clock().now();
   const auto& cfg = st.core->config();
   self->delayed_send(self, cfg.sweep_period, sweep_atom::value);
   self->delayed_send(self, cfg.health_tick, caf::tick_atom::value);
@@ -312,7 +373,10 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
   return {
       // -- network: the one announce and the one scrape entry point ------------
       [self](announce_atom, const announce_ticket_ptr& t) { serve_announce(self, *t); },
-      [self](scrape_atom, const scrape_ticket_ptr& t) { t->complete(self->state.core->scrape()); },
+      [self](scrape_atom, const scrape_ticket_ptr& t) {
+        self->state.last_request = self->clock().now();
+        t->complete(self->state.core->scrape());
+      },
       // -- operator ---------------------------------------------------------------
       [self](health_atom, caf::get_atom) -> caf::result<health_report> {
         if (const health_report* r = self->state.core->last_report()) {
@@ -421,6 +485,16 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
           }
           self->quit();
           return;
+        }
+        switch (try_hibernate(self, now)) {
+          case hibernation::slept:
+            self->quit();
+            return;
+          case hibernation::deferred:
+            self->delayed_send(self, deferred_sweep(self, now), sweep_atom::value);
+            return;
+          case hibernation::stays:
+            break;
         }
         self->delayed_send(self, st.core->config().sweep_period, sweep_atom::value);
       },

@@ -71,6 +71,10 @@
 ///
 ///   spawn ──▶ serving ──(sweep cycle finds it empty for idle_lifetime)──▶
 ///             erase own directory entry (if it still points here) ──▶ quit
+///   serving ──(sweep cycle: peers, no request for hibernate_after, healthy,
+///             no remediation or observer)──▶ the registry keeps its snapshot
+///             as data (`swarm_registry::hibernate`) ──▶ quit; the next
+///             request routed to it spawns a new actor on that state
 ///
 /// The state lives in a `swarm_core` shared with the supervisor: when the
 /// actor dies abnormally, the supervisor spawns a new one on the same core
@@ -92,6 +96,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <utility>
@@ -151,6 +156,17 @@ struct swarm_totals {
   /// Whether each bound was reached since start (its one log line).
   std::atomic<bool> address_cap_reached{false};
   std::atomic<bool> backlog_reached{false};
+
+  // -- quiet swarms kept as data (swarm_config::hibernate_after) ---------------
+
+  /// Swarms the directory holds as data now (a gauge).
+  std::atomic<std::int64_t> dormant{0};
+  /// Swarms put to sleep, and woken by a request, since start.
+  std::atomic<std::uint64_t> hibernated{0};
+  std::atomic<std::uint64_t> woken{0};
+  /// Quiet swarms kept awake one more sweep because the node's
+  /// hibernations per second were used up (swarm_config).
+  std::atomic<std::uint64_t> hibernations_deferred{0};
 };
 
 /// What one swarm actor counts in `swarm_totals`' gauges.
@@ -178,6 +194,42 @@ struct swarm_share {
 /// Moves `t`'s gauges from `from` to `to` (what changed only).
 void move_share(swarm_totals& t, const swarm_share& from, const swarm_share& to) noexcept;
 
+/// A quiet swarm kept by its directory as data instead of an actor
+/// (`swarm_config::hibernate_after`): its whole state encoded, and what it
+/// still counts in the node's gauges and census, which stay as they were
+/// while it sleeps. Immutable once handed to the directory.
+struct dormant_swarm {
+  dormant_swarm() = default;
+  /// A copy of `o` with its bytes on `r` (the directory's compact heap).
+  /// Names every field: a field added below goes here too.
+  dormant_swarm(const dormant_swarm& o, std::pmr::memory_resource* r)
+      : bytes(o.bytes, r),
+        raw_size(o.raw_size),
+        taken(o.taken),
+        drop_at(o.drop_at),
+        share(o.share),
+        census_peers(o.census_peers),
+        at_peer_cap(o.at_peer_cap),
+        peers(o.peers) {}
+
+  /// `pack_snapshot` of the swarm's snapshot; its ages count from `taken`.
+  std::pmr::vector<char> bytes;
+  /// The size of the encoding before it was deflated.
+  std::uint32_t raw_size = 0;
+  /// When the snapshot was taken (the actor system's clock).
+  health_time taken;
+  /// When its newest peer times out and the swarm, empty, would have ended
+  /// idle (`peer_timeout` + `idle_lifetime` after that peer's last
+  /// announce): the directory drops it then unless a request woke it.
+  health_time drop_at;
+  /// Its share in `swarm_totals`' gauges and in the node census.
+  swarm_share share;
+  std::uint32_t census_peers = 0;
+  bool at_peer_cap = false;
+  std::uint32_t peers = 0;
+};
+using dormant_ptr = std::shared_ptr<const dormant_swarm>;
+
 /// What a swarm needs from whoever tracks it (the directory): a way to
 /// leave, and (for the supervisor) a way to put a restarted actor in place.
 /// Held by `weak_ptr`, so a directory that is gone is simply skipped, and no
@@ -198,6 +250,27 @@ class swarm_registry {
     (void)dead;
     (void)replacement;
     return false;
+  }
+  /// Takes over a quiet swarm as data (`swarm_config::hibernate_after`):
+  /// when the entry for `hash` still points at `swarm` and the registry
+  /// keeps sleeping swarms, it keeps `d` in the entry instead, takes over
+  /// `d`'s gauge and census share and returns true (the actor then quits;
+  /// requests queued behind bounce and are routed again, which wakes it).
+  /// Called from the swarm's own thread. The default keeps none.
+  virtual bool hibernate(const info_hash& hash, const caf::actor_addr& swarm,
+                         const dormant_swarm& d) {
+    (void)hash;
+    (void)swarm;
+    (void)d;
+    return false;
+  }
+  /// Asked before a quiet swarm packs itself for `hibernate`: whether the
+  /// node's hibernations per second (swarm_config) leave one at `now`;
+  /// false counts a deferral, and the swarm tries again at a deferred sweep.
+  /// The default always grants one.
+  virtual bool take_hibernation(health_time now) {
+    (void)now;
+    return true;
   }
   /// The reachability prober swarms send `(probe_atom, probe_request)` to;
   /// invalid (the default): swarms never probe. Read once when a swarm
@@ -258,6 +331,9 @@ struct swarm_state {
   std::uint64_t added_address_refused = 0;
   /// This actor's share in `totals`' gauges now.
   swarm_share published;
+  /// The last announce or scrape served (or the actor's start): the quiet
+  /// time `hibernate_after` counts from.
+  health_time last_request{};
 
   swarm_state() = default;
   swarm_state(const swarm_state&) = delete;

@@ -1,22 +1,9 @@
 #include "runtime/swarm_actor_log.hpp"
 
-#include <algorithm>
-
 namespace sk {
 
 bool log_limiter::admit(time_point now) {
-  if (!started_) {
-    started_ = true;
-    refilled_ = now;
-  } else if (now > refilled_) {
-    const double minutes = std::chrono::duration<double, std::ratio<60>>(now - refilled_).count();
-    tokens_ = std::min<double>(limits_.burst, tokens_ + minutes * limits_.lines_per_minute);
-    refilled_ = now;
-  }
-  if (tokens_ >= 1.0) {
-    tokens_ -= 1.0;
-    return true;
-  }
+  if (bucket_.take(now)) return true;
   if (pending_ == 0) {
     window_start_ = now;
   }

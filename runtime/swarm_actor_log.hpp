@@ -24,6 +24,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/token_bucket.hpp"
+
 namespace sk {
 
 /// What `log_limiter` allows.
@@ -45,7 +47,7 @@ class log_limiter {
 
   using limits = log_limits;
 
-  explicit log_limiter(limits l = {}) : limits_(l), tokens_(l.burst) {}
+  explicit log_limiter(limits l = {}) : limits_(l), bucket_(l.lines_per_minute, l.burst) {}
 
   const limits& config() const noexcept { return limits_; }
 
@@ -65,9 +67,7 @@ class log_limiter {
 
  private:
   limits limits_;
-  double tokens_;
-  time_point refilled_{};
-  bool started_ = false;
+  token_bucket<std::ratio<60>> bucket_;
   std::uint64_t pending_ = 0;
   std::uint64_t total_ = 0;
   /// When the first line of the current summary window was refused.

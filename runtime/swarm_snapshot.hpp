@@ -117,6 +117,33 @@ void fill_snapshot(swarm_core& fresh, const swarm_snapshot& s, health_time now);
 /// dropped.
 swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg, health_time now);
 
+/// Ages of `s` made older by `by_ms` (time that passed since it was taken:
+/// a daemon's downtime, a dormant swarm's sleep), and its peers whose last
+/// announce is then older than `peer_timeout` removed; returns how many were
+/// removed.
+std::size_t age_snapshot(swarm_snapshot& s, std::int64_t by_ms,
+                         std::chrono::milliseconds peer_timeout);
+
+/// `s` in CAF's binary encoding (what a state file's swarm record holds).
+std::vector<char> encode_snapshot(const swarm_snapshot& s);
+/// The snapshot `encode_snapshot` made of `bytes`; false (and `out`
+/// unspecified) unless the bytes decode whole. Floats are made finite.
+bool decode_snapshot(const std::vector<char>& bytes, swarm_snapshot& out);
+
+/// A sleeping swarm's form: `encode_snapshot` deflated (zlib, its fastest
+/// level; about a third of the encoding: peers' counters and ages are
+/// mostly zero bytes). `raw_size` receives the encoding's size. Empty when
+/// it cannot be made.
+std::vector<char> pack_snapshot(const swarm_snapshot& s, std::uint32_t& raw_size);
+/// The snapshot `pack_snapshot` made; false unless it inflates to exactly
+/// `raw_size` bytes that decode whole.
+bool unpack_snapshot(const char* packed, std::size_t size, std::uint32_t raw_size,
+                     swarm_snapshot& out);
+template <class Bytes>
+bool unpack_snapshot(const Bytes& packed, std::uint32_t raw_size, swarm_snapshot& out) {
+  return unpack_snapshot(packed.data(), packed.size(), raw_size, out);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_snapshot& x) {
   make_finite(x);

@@ -48,6 +48,9 @@ std::string swarm_config::validate() const {
   if (idle_lifetime < seconds{0}) {
     return "idle swarm lifetime must not be negative (got " + seconds_text(idle_lifetime) + ")";
   }
+  if (hibernate_after < seconds{0}) {
+    return "hibernate-after must not be negative (got " + seconds_text(hibernate_after) + ")";
+  }
   // Peer indices are 32-bit (see peer_table).
   if (max_peers == 0 || max_peers >= std::numeric_limits<std::uint32_t>::max()) {
     return "max peers per swarm must be between 1 and 4294967294 (got " +
@@ -123,7 +126,7 @@ static_assert(sizeof(health_config) == 136, "a health_config field was added: co
 static_assert(sizeof(allocation_config) == 80, "an allocation_config field was added: compare it");
 static_assert(sizeof(interval_control) == 40, "an interval_control field was added: compare it");
 static_assert(sizeof(probe_settings) == 32, "a probe_settings field was added: compare it");
-static_assert(sizeof(swarm_config) == 576, "a swarm_config field was added: compare it");
+static_assert(sizeof(swarm_config) == 592, "a swarm_config field was added: compare it");
 #endif
 
 bool same(const behaviour_config& a, const behaviour_config& b) noexcept {
@@ -190,6 +193,8 @@ bool same_config(const swarm_config& a, const swarm_config& b) noexcept {
          a.default_numwant == b.default_numwant && a.max_numwant == b.max_numwant &&
          a.peer_timeout == b.peer_timeout && a.sweep_period == b.sweep_period &&
          a.sweep_batch == b.sweep_batch && a.idle_lifetime == b.idle_lifetime &&
+         a.hibernate_after == b.hibernate_after &&
+         a.hibernations_per_second == b.hibernations_per_second &&
          a.max_peers == b.max_peers && a.max_peers_per_address == b.max_peers_per_address &&
          a.address_full_retry_in_minutes == b.address_full_retry_in_minutes &&
          a.max_backlog == b.max_backlog && a.busy_retry_in_minutes == b.busy_retry_in_minutes &&

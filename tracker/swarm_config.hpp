@@ -115,6 +115,23 @@ struct swarm_config {
   /// A swarm without peers for this long ends its actor (checked at each
   /// sweep, so the actual lifetime is up to one `sweep_period` longer).
   std::chrono::seconds idle_lifetime{600};
+  /// A swarm with peers that has served no announce or scrape for this long
+  /// is kept by its directory as compact data (an encoded snapshot) instead
+  /// of a running actor, and becomes an actor again on its next request
+  /// (checked at each sweep, so up to one `sweep_period` later). Only a
+  /// healthy or unevaluated swarm with no remediation under way sleeps, and
+  /// only on a node outside a cluster. 0: never.
+  std::chrono::seconds hibernate_after{60};
+  /// Most swarms the node puts to sleep per second (a token bucket holding
+  /// a tenth of a second's worth, node-wide). A swarm refused a slot stays
+  /// an actor and sweeps again between a sixth and a half of
+  /// `sweep_period` later. Going to sleep costs about a tenth of a
+  /// millisecond of the thread that also serves announces (the swarm is
+  /// encoded and deflated, its actor ends); a population filled quickly
+  /// falls asleep about as quickly, and unbounded that wave kept the
+  /// scheduler busy for seconds while announces queued behind it. 1,000:
+  /// about a tenth of a core at most. 0: unbounded.
+  std::uint32_t hibernations_per_second = 1000;
   /// Most peers one swarm stores; a new peer beyond it is refused with a
   /// retryable failure (memory bound against peer_id flooding), known peers
   /// are served. 200,000: above the largest public swarms (about 150,000

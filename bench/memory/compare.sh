@@ -10,7 +10,9 @@
 # once with event=started; timeouts are resent; all must be answered), read
 # the RSS again right after the warm-up and once more after MEM_SETTLE
 # seconds (by then every swarm has run its first sweep and health tick, which
-# allocate too), then stop it. Prints RSS, bytes per swarm and per peer above
+# allocate too, and, nobody announcing any more, has been put to sleep as
+# data: tracker.hibernate-after, 1 min by default, checked at each 1-min
+# sweep), then stop it. The warm reading is the cost of running swarms. Prints RSS, bytes per swarm and per peer above
 # the baseline, and the ratio swarmkeeper / opentracker. See
 # bench/memory/README.md.
 #
@@ -26,7 +28,10 @@
 #   MEM_POPULATIONS ["100000x10 100000x1 1000x1000"]   torrents x peers, space separated
 #   MEM_LARGE [0]            1: also 1000000x10 (10,000,000 peers; several minutes per tracker)
 #   MEM_TRACKERS ["opentracker swarmkeeper"]
-#   MEM_SETTLE [70]          seconds between the warm-up and the settled reading
+#   MEM_SETTLE [150]         seconds between the warm-up and the settled reading (past
+#                            tracker.hibernate-after and a sweep: quiet swarms asleep),
+#                            plus one second per 1,000 torrents: the swarms fall asleep
+#                            at tracker.hibernations-per-second (1,000 by default)
 #   MEM_WINDOW [256]         requests in flight per load generator socket
 #   MEM_THREADS [2]          load generator sockets
 #   MEM_SEED [1]             first load generator seed
@@ -46,7 +51,7 @@ source "$root/bench/lib.sh"
 populations=${MEM_POPULATIONS:-"100000x10 100000x1 1000x1000"}
 if [[ ${MEM_LARGE:-0} == 1 ]]; then populations+=" 1000000x10"; fi
 trackers=${MEM_TRACKERS:-"opentracker swarmkeeper"}
-settle=${MEM_SETTLE:-70}
+settle=${MEM_SETTLE:-150}
 window=${MEM_WINDOW:-256}
 threads=${MEM_THREADS:-2}
 seed0=${MEM_SEED:-1}
@@ -140,9 +145,9 @@ run_one() {  # run_one TRACKER TORRENTS PEERS
   local flag=""
   if ((done_total != want_total)); then flag="  !! warm-up incomplete ($done_total/$want_total)"; flagged=1; fi
   sleep 2
-  local warm settled
+  local warm settled wait_s=$((settle + t / 1000))
   warm=$(rss_kb)
-  sleep "$settle"
+  sleep "$wait_s"
   settled=$(rss_kb)
   stop_tracker
   rows+=("$name $t $p $base $warm $settled")
@@ -153,7 +158,7 @@ run_one() {  # run_one TRACKER TORRENTS PEERS
 
 note "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr), $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo)"
 note "opentracker $(dpkg-query -W -f='${Version}' opentracker 2>/dev/null || echo '?'), swarmkeeper $sk ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')), options: defaults${sk_extra:+ + ${sk_extra[*]}}"
-note "populations: $populations; warm-up window $window x $threads socket(s); settled reading $settle s after the warm-up"
+note "populations: $populations; warm-up window $window x $threads socket(s); settled reading $settle s + 1 s per 1,000 torrents after the warm-up"
 
 for pop in $populations; do
   [[ $pop =~ ^([0-9]+)x([0-9]+)$ ]] || die "population '$pop' is not TORRENTSxPEERS"

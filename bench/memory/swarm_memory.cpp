@@ -31,8 +31,10 @@
 
 #include <caf/all.hpp>
 
+#include "runtime/compact_heap.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/swarm_actor.hpp"
+#include "runtime/swarm_snapshot.hpp"
 #include "tracker/allocation.hpp"
 #include "tracker/page_allocator.hpp"
 #include "tracker/peer_table.hpp"
@@ -184,6 +186,32 @@ void domain_rows(std::size_t n) {
     const std::string what = "swarm_core with " + std::to_string(peers) +
                              (peers == 1 ? " peer" : " peers") + ", after a tick and a sweep";
     row(what.c_str(), m, n);
+  }
+  for (const std::size_t peers : {std::size_t{1}, std::size_t{10}}) {
+    // What a sleeping swarm is (swarm_config::hibernate_after): its encoded
+    // snapshot in a dormant_swarm, held by shared_ptr as the directory does.
+    // On a compact heap of its own, as the directory keeps them (the heap
+    // column misses those slabs: read the RSS column).
+    std::vector<dormant_ptr> v;
+    v.reserve(n);
+    const auto core = std::make_unique<swarm_core>(hash_of(0), cfg, 0);
+    fill(*core, 0, peers);
+    const swarm_snapshot snap = take_snapshot(*core, t0 + std::chrono::seconds(60));
+    std::uint32_t raw = 0;
+    const std::vector<char> bytes = pack_snapshot(snap, raw);
+    const std::size_t packed = bytes.size();
+    dormant_swarm made;
+    made.bytes.assign(bytes.begin(), bytes.end());
+    made.raw_size = raw;
+    auto heap = std::make_shared<compact_heap>();
+    const mark m;
+    for (std::size_t i = 0; i < n; ++i)
+      v.push_back(std::allocate_shared<dormant_swarm>(compact_allocator<dormant_swarm>(heap), made,
+                                                      heap.get()));
+    const std::string what = "dormant swarm with " + std::to_string(peers) +
+                             (peers == 1 ? " peer" : " peers") + " (" + std::to_string(raw) +
+                             " B encoded, " + std::to_string(packed) + " deflated)";
+    row(what.c_str(), m, n, sizeof(dormant_swarm));
   }
   {
     const std::size_t swarms = std::max<std::size_t>(1, n / 1000);

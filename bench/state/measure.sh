@@ -5,18 +5,31 @@
 #
 #   bench/state/measure.sh [path/to/swarmkeeper [path/to/udp_loadgen]]
 #
-# For each population (STATE_POPULATIONS, default "100000x10"): start the
-# daemon with --state-dir and --state.snapshot-period=10s, fill it with
-# udp_loadgen --warmup, run pause_probe.py (one UDP client, one announce in
-# flight) for STATE_PROBE_SECONDS (35) across at least three periodic
-# snapshots, then the same probe with a daemon that writes no snapshot
-# meanwhile (--state.snapshot-period=0s, same population); SIGTERM (the
-# final snapshot: its time and size from the daemon's log line), start
-# again and read the load line and the time until /health answers.
+# For each population (STATE_POPULATIONS, default "100000x10") and each of
+# STATE_ROUNDS rounds (3): start the daemon with --state-dir and
+# --state.snapshot-period=10s, fill it with udp_loadgen --warmup, then run
+# pause_probe.py (one UDP client, one announce in flight) three times:
+#   awake   for STATE_PROBE_SECONDS (35) right after the warm-up, across at
+#           least three periodic snapshots of swarms that are all awake
+#           (each snapshot asks every swarm actor for its state);
+#   falling for STATE_SLEEP_SECONDS (100) after that, while the population
+#           falls asleep (tracker.hibernate-after, default 60 s) and the
+#           snapshots go on;
+#   asleep  for STATE_PROBE_SECONDS once every swarm of the population is
+#           asleep (swarmkeeper_swarms_dormant, read from /metrics), across
+#           periodic snapshots of sleeping swarms (written from the
+#           directory's data; no actor is asked);
+# then SIGTERM (the final snapshot: its time and size from the daemon's log
+# line), start again (the load line, the time until /health answers) and
+# run the probe once more with a daemon that writes no snapshot meanwhile
+# (--state.snapshot-period=0s, same population, swarms awake as loaded):
+# the baseline. Each round prints its lines; the summary prints the median
+# over the rounds of each probe's p99 and maximum.
 # Tracker on CPU 0, load generator and probe on CPU 1 (taskset), default
-# config apart from the state options, --tracker.min-interval=1s and the
-# per-address new-swarm budget (the load generator is one address)
-# (the warm-up re-announces; see bench/udp/compare.sh).
+# config apart from the state options, --tracker.min-interval=1s, the
+# per-address new-swarm budget (the load generator is one address) (the
+# warm-up re-announces; see bench/udp/compare.sh) and an admin port for
+# /metrics.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,6 +40,9 @@ sk=${1:-$root/build/bin/swarmkeeper}
 lg=${2:-$root/build/bin/udp_loadgen}
 populations=${STATE_POPULATIONS:-100000x10}
 probe_s=${STATE_PROBE_SECONDS:-35}
+sleep_s=${STATE_SLEEP_SECONDS:-100}
+rounds=${STATE_ROUNDS:-3}
+token=state-bench-admin-token
 [[ -x $sk && -x $lg ]] || { echo "state bench: need $sk and $lg" >&2; exit 1; }
 work=$(mktemp -d)
 pid=""
@@ -39,6 +55,7 @@ start() {  # start PERIOD
   : >"$work/log"
   local t0=$(date +%s%N)
   taskset -c 0 "$sk" --bind=127.0.0.1 --http-port="$port" --udp-port="$port" \
+    --admin.port="$admin_port" --admin.token="$token" \
     --state-dir="$work/state" --state.snapshot-period="$1" --tracker.min-interval=1s \
     "${one_address_flags[@]}" \
     >>"$work/log" 2>&1 &
@@ -48,35 +65,64 @@ start() {  # start PERIOD
   up_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
 stop() { kill -TERM "$pid"; wait "$pid" || true; pid=""; }
+dormant() {
+  curl -fsS -H "Authorization: Bearer $token" "http://127.0.0.1:$admin_port/metrics" 2>/dev/null |
+    sed -n 's/^swarmkeeper_swarms_dormant \([0-9]*\).*/\1/p'
+}
+probe() { taskset -c 1 python3 "$here/pause_probe.py" "$port" "$1"; }
+slowest_write() { grep 'state: wrote' "$work/log" | sed -n 's/.* in \([0-9]*\) ms.*/\1/p' | sort -n | tail -1; }
 
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); swarmkeeper $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 for pop in $populations; do
   t=${pop%x*} p=${pop#*x}
-  port=$(free_port)
-  rm -rf "$work/state"
-  start 10s
-  # udp_loadgen keeps each run at or under 1,000,000 slots.
-  per=$(( 1000000 / p )); (( per > t )) && per=$t
-  for (( done_t = 0, s = 1; done_t < t; done_t += per, s++ )); do
-    n=$(( t - done_t < per ? t - done_t : per ))
-    taskset -c 1 "$lg" --port="$port" --torrents="$n" --peers="$p" --seed="$s" --warmup \
-      | grep '^BENCH' | sed 's/^/  warm-up: /'
+  summary=()
+  for (( round = 1; round <= rounds; round++ )); do
+    read -r port admin_port < <(free_ports 2)
+    rm -rf "$work/state"
+    start 10s
+    # udp_loadgen keeps each run at or under 1,000,000 slots.
+    per=$(( 1000000 / p )); (( per > t )) && per=$t
+    for (( done_t = 0, s = 1; done_t < t; done_t += per, s++ )); do
+      n=$(( t - done_t < per ? t - done_t : per ))
+      taskset -c 1 "$lg" --port="$port" --torrents="$n" --peers="$p" --seed="$s" --warmup \
+        | grep '^BENCH' | sed 's/^/  warm-up: /'
+    done
+    awake=$(probe "$probe_s")
+    awake_writes=$(grep -c 'state: wrote' "$work/log" || true)
+    awake_slowest=$(slowest_write)
+    falling=$(probe "$sleep_s")
+    asleep_n=$(dormant)
+    # Every swarm of the population asleep (the probe's own swarm stays awake;
+    # they fall asleep at tracker.hibernations-per-second, 1,000 by default).
+    for _ in $(seq 300); do (( ${asleep_n:-0} >= t )) && break; sleep 1; asleep_n=$(dormant); done
+    before=$(grep -c 'state: wrote' "$work/log" || true)
+    asleep=$(probe "$probe_s")
+    asleep_writes=$(( $(grep -c 'state: wrote' "$work/log" || true) - before ))
+    asleep_slowest=$(grep 'state: wrote' "$work/log" | tail -n "$asleep_writes" |
+      sed -n 's/.* in \([0-9]*\) ms.*/\1/p' | sort -n | tail -1)
+    stop
+    final=$(grep 'state: wrote' "$work/log" | tail -1)
+    bytes=$(stat -c %s "$work/state/swarmkeeper.state")
+    start 0s
+    load=$(grep 'state: loaded' "$work/log" | tail -1)
+    load_up=$up_ms
+    without=$(probe "$probe_s")
+    stop
+    echo "== $t swarms x $p peers, round $round"
+    echo "  probe awake, with snapshots ($awake_writes written, slowest ${awake_slowest:-?} ms): $awake"
+    echo "  probe while falling asleep, with snapshots:                  $falling"
+    echo "  probe asleep ($asleep_n swarms), with snapshots ($asleep_writes written, slowest ${asleep_slowest:-?} ms): $asleep"
+    echo "  probe without snapshots (baseline):                          $without"
+    echo "  final snapshot: ${final#*state: } ($bytes bytes on disk)"
+    echo "  load: ${load#*state: }; /health answered ${load_up} ms after the start"
+    for k in awake falling asleep without; do
+      summary+=("$k $(field p99_us "${!k}") $(field max_us "${!k}")")
+    done
   done
-  with=$(taskset -c 1 python3 "$here/pause_probe.py" "$port" "$probe_s")
-  writes=$(grep -c 'state: wrote' "$work/log" || true)
-  periodic=$(grep 'state: wrote' "$work/log" | sed -n 's/.* in \([0-9]*\) ms.*/\1/p' | sort -n | tail -1)
-  stop
-  final=$(grep 'state: wrote' "$work/log" | tail -1)
-  bytes=$(stat -c %s "$work/state/swarmkeeper.state")
-  start 0s
-  load=$(grep 'state: loaded' "$work/log" | tail -1)
-  load_up=$up_ms
-  without=$(taskset -c 1 python3 "$here/pause_probe.py" "$port" "$probe_s")
-  stop
-  echo "== $t swarms x $p peers"
-  echo "  periodic snapshots during the probe: $writes (slowest ${periodic:-?} ms)"
-  echo "  probe with snapshots:    $with"
-  echo "  probe without snapshots: $without"
-  echo "  final snapshot: ${final#*state: } ($bytes bytes on disk)"
-  echo "  load: ${load#*state: }; /health answered ${load_up} ms after the start"
+  echo "== $t swarms x $p peers: medians over $rounds rounds (microseconds)"
+  for k in awake falling asleep without; do
+    p99=$(printf '%s\n' "${summary[@]}" | awk -v k="$k" '$1 == k {print $2}' | median)
+    mx=$(printf '%s\n' "${summary[@]}" | awk -v k="$k" '$1 == k {print $3}' | median)
+    printf '  %-8s p99 %8s   max %8s\n' "$k" "$p99" "$mx"
+  done
 done

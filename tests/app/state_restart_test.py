@@ -12,7 +12,10 @@
 5. A remediation under way (started by an operator) goes on after SIGTERM
    -> restart: still listed as running with the knobs it had set, a
    `remediation-resumed` event, and an operator's stop ends it as usual.
-6. A truncated file, a flipped byte, a future version and an empty file:
+6. Quiet swarms asleep as data (tracker.hibernate-after) are written and
+   come back like running ones; while they sleep the node's gauges still
+   count their peers, and a request wakes each with its peers.
+7. A truncated file, a flipped byte, a future version and an empty file:
    each time the daemon comes up empty, says why in one log line, and the
    file is moved aside (not deleted).
 
@@ -212,6 +215,18 @@ def sigterm_restart(binary, work):
     print("SIGTERM -> restart: scrape, HTTP and UDP peer lists, ban and policy kept")
 
 
+def thread_nices(pid):
+    """{tid/comm: nice} of every thread of `pid` (/proc/PID/task/TID/stat)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            stat = f.read()
+        # Fields after the parenthesised name: state is field 3, nice field 19.
+        rest = stat[stat.rindex(")") + 2:].split()
+        out["%s/%s" % (tid, stat[stat.index("(") + 1:stat.rindex(")")])] = int(rest[16])
+    return out
+
+
 def sigkill_after_period(binary, work):
     state = os.path.join(work, "kill")
     d = Daemon(binary, state, ["--state.snapshot-period=10s"])
@@ -231,6 +246,11 @@ def sigkill_after_period(binary, work):
         time.sleep(0.2)
     last = d.admin("GET", "/api/node")["state"]["last_write"]
     expect(last and last["swarms"] == 2 and last["peers"] == 12, "last write: %r" % last, d)
+    # The snapshot thread yields the CPU to everything else: it alone runs
+    # at nice 19.
+    nice = thread_nices(d.proc.pid)
+    expect(sorted(nice.values()).count(19) == 1 and all(v in (0, 19) for v in nice.values()),
+           "thread priorities (nice): %r" % nice, d)
     d.stop(signal.SIGKILL)
     d.start()
     after = d.scrape(hashes)
@@ -377,6 +397,52 @@ def corrupt_files(binary, work):
         print("%s state file: daemon up and empty, one log line, moved aside" % name)
 
 
+def metric(text, name):
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def wait_dormant(d, n):
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if metric(d.metrics(), "swarmkeeper_swarms_dormant") == n:
+            return
+        time.sleep(0.2)
+    expect(False, "swarms not asleep within 30 s: %s" % metric(d.metrics(), "swarmkeeper_swarms_dormant"), d)
+
+
+def dormant_swarms_kept(binary, work):
+    state = os.path.join(work, "dormant")
+    d = Daemon(binary, state, ["--tracker.hibernate-after=1s", "--tracker.sweep-period=1s"])
+    d.start()
+    hashes = [bytes([0x40 + k]) * 20 for k in range(3)]
+    populate(d, hashes)
+    before = d.scrape(hashes)
+    peers_before = {h: d.peer_ports(h) for h in hashes}
+    wait_dormant(d, 3)
+    m = d.metrics()
+    expect(metric(m, "swarmkeeper_swarm_hibernations_total") >= 3, "no hibernations counted", d)
+    expect('swarmkeeper_peers_by_role{role="seeder"} 9' in m and
+           'swarmkeeper_peers_by_role{role="leecher"} 9' in m,
+           "sleeping swarms' peers are not in the gauges", d)
+    d.stop()
+    expect("state: wrote 3 swarms, 18 peers" in d.text(), "sleeping swarms not written", d)
+    d.start()
+    expect("state: loaded 3 swarms, 18 peers" in d.text(), "no load line", d)
+    wait_dormant(d, 3)
+    after = d.scrape(hashes)
+    expect(after == before, "scrape changed: %r -> %r" % (before, after), d)
+    expect(metric(d.metrics(), "swarmkeeper_swarm_wakes_total") >= 3, "no wakes counted", d)
+    wait_dormant(d, 3)
+    for h in hashes:
+        got = d.peer_ports(h)
+        expect(got == peers_before[h], "peers of %s: %r -> %r" % (h.hex(), peers_before[h], got), d)
+    d.stop()
+    print("sleeping swarms: counted while asleep, written, loaded, woken with their peers")
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="sk-state-test-")
@@ -386,6 +452,7 @@ def main():
         expired_dropped(binary, work)
         access_list_kept(binary, work)
         remediation_resumed(binary, work)
+        dormant_swarms_kept(binary, work)
         corrupt_files(binary, work)
         print("PASS")
     finally:

@@ -1,19 +1,24 @@
 // The bounds of a swarm actor against one outsider: its mailbox backlog,
-// the node's budget of per-swarm log lines (on an injected clock), and the
-// counters and first-time log lines of the per-address bound.
+// the token bucket and the node's budget of per-swarm log lines (on an
+// injected clock), and the counters and first-time log lines of the
+// per-address bound.
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "runtime/message_types.hpp"
 #include "runtime/swarm_actor.hpp"
 #include "runtime/swarm_actor_log.hpp"
+#include "runtime/token_bucket.hpp"
 #include "announces.hpp"
 #include "caf_fixture.hpp"
 #include "test_util.hpp"
@@ -26,6 +31,34 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using test::v4;
 using clock_type = std::chrono::steady_clock;
+
+// -- token_bucket ---------------------------------------------------------------------
+
+TEST(TokenBucket, StartsFullRefillsByElapsedTimeAndNeverBeyondTheBurst) {
+  token_bucket<> b(10.0, 2.0);  // ten a second, two at once
+  const auto t0 = clock_type::time_point{} + std::chrono::hours(3);
+  EXPECT_TRUE(b.take(t0));
+  EXPECT_TRUE(b.take(t0));
+  EXPECT_FALSE(b.take(t0)) << "the burst is two";
+  EXPECT_TRUE(b.take(t0 + std::chrono::milliseconds(100))) << "one token per 100 ms";
+  EXPECT_FALSE(b.take(t0 + std::chrono::milliseconds(150)));
+  // A clock that runs backwards refills nothing and takes nothing away.
+  EXPECT_FALSE(b.take(t0));
+  EXPECT_NEAR(b.available(t0 + std::chrono::milliseconds(150)), 0.5, 1e-9);
+  // An hour of quiet fills it to the burst, not to 36,000.
+  EXPECT_DOUBLE_EQ(b.available(t0 + std::chrono::hours(1)), 2.0);
+  EXPECT_TRUE(b.take(t0 + std::chrono::hours(1)));
+  EXPECT_TRUE(b.take(t0 + std::chrono::hours(1)));
+  EXPECT_FALSE(b.take(t0 + std::chrono::hours(1)));
+}
+
+TEST(TokenBucket, RatesPerMinuteCountMinutes) {
+  token_bucket<std::ratio<60>> b(6.0, 1.0);  // six a minute
+  const auto t0 = clock_type::time_point{} + std::chrono::hours(3);
+  EXPECT_TRUE(b.take(t0));
+  EXPECT_FALSE(b.take(t0 + seconds(9)));
+  EXPECT_TRUE(b.take(t0 + seconds(10)));
+}
 
 // -- log_limiter ----------------------------------------------------------------------
 
@@ -219,6 +252,68 @@ TEST_F(SwarmBounds, AddressRefusalsAreCountedAndLoggedOnce) {
   EXPECT_EQ(refused, 8);
   EXPECT_EQ(reg->totals_->address_refused.load(), 8u);
   EXPECT_EQ(log.count("tracker.max-peers-per-address"), 1u);
+}
+
+// On a real scheduler, with tickets arriving from several threads while the
+// swarm runs: its backlog count reads messages enqueued during the handler.
+TEST(SwarmBoundsConcurrency, TicketsFromSeveralThreadsAreEachAnsweredAndShedOnesUnapplied) {
+  caf::actor_system_config sys_cfg;
+  sys_cfg.set("scheduler.max-threads", 2);
+  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  register_message_types(sys_cfg);
+  caf::actor_system sys{sys_cfg};
+  const info_hash hash = test::ih(0x78);
+  swarm_config cfg;
+  cfg.announce_interval = seconds(60);
+  cfg.min_interval = seconds(30);
+  cfg.peer_timeout = seconds(600);
+  cfg.behaviour.early_refuse_after = 0;
+  cfg.max_backlog = 8;
+  auto swarm = spawn_swarm(sys, hash, cfg, 7);
+  constexpr int threads = 3;
+  constexpr int per_thread = 1500;
+  std::vector<std::vector<std::future<caf::expected<announce_result>>>> outcomes(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int i = 0; i < per_thread; ++i) {
+        auto ticket = std::make_shared<test::waitable_announce_ticket>(test::swarm_announce_of(
+            hash, static_cast<std::uint64_t>(t * per_thread + i),
+            v4(10, static_cast<std::uint8_t>(t), static_cast<std::uint8_t>(i >> 8),
+               static_cast<std::uint8_t>(i & 0xff), 6881),
+            100, announce_event::started));
+        outcomes[t].push_back(ticket->outcome());
+        caf::anon_send(swarm, announce_atom::value, announce_ticket_ptr(std::move(ticket)));
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  int served = 0;
+  int busy = 0;
+  for (auto& per : outcomes) {
+    for (auto& f : per) {
+      ASSERT_EQ(f.wait_for(seconds(30)), std::future_status::ready);
+      auto r = f.get();
+      ASSERT_TRUE(r) << sys.render(r.error());
+      if (r->failure_reason == swarm_busy_reason)
+        ++busy;
+      else if (r->failure_reason.empty())
+        ++served;
+      else
+        ADD_FAILURE() << r->failure_reason;
+    }
+  }
+  EXPECT_EQ(served + busy, threads * per_thread);
+  EXPECT_GT(busy, 0) << "the senders never got ahead of the swarm: nothing tested the backlog";
+  EXPECT_GT(served, 0);
+  // Every served ticket added its peer; a shed one added none.
+  caf::scoped_actor self{sys};
+  std::int64_t incomplete = -1;
+  self->request(swarm, seconds(10), status_atom::value)
+      .receive([&](const swarm_status& st) { incomplete = st.stats.incomplete; },
+               [&](const caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  EXPECT_EQ(incomplete, served);
+  self->send_exit(swarm, caf::exit_reason::user_shutdown);
 }
 
 }  // namespace

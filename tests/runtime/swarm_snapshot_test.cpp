@@ -235,6 +235,42 @@ TEST_F(SnapshotTest, TwoCopiesOfOneHistoryAreNotCountedTwice) {
   EXPECT_NE(new_lineage(), new_lineage());
 }
 
+/// A core with `n` peers announcing `h`, as a snapshot.
+swarm_snapshot snapshot_of(const info_hash& h, std::uint32_t n, const swarm_config& cfg) {
+  swarm_core core(h, cfg, 7);
+  const health_time t0 = health_time{} + 10h;
+  announce_result res;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    reset_result(res);
+    EXPECT_TRUE(core.announce(announce_of(h, i, i % 3 == 0 ? 0 : 500 + i), t0, res));
+  }
+  return take_snapshot(core, t0 + 5s);
+}
+
+TEST_F(SnapshotTest, PackedSnapshotsUnpackToTheSameEncodingSmallAndLarge) {
+  // 1 and 10 peers pack on the small path; 2,000 peers (far over 16 KiB
+  // encoded) on the other; each twice in a row, since the small path reuses
+  // its stream.
+  for (const std::uint32_t n : {1u, 10u, 10u, 2000u, 2000u, 1u}) {
+    SCOPED_TRACE(n);
+    const auto snap = snapshot_of(test::filled_hash(static_cast<std::uint8_t>(n)), n, swarm_cfg_);
+    std::uint32_t raw_size = 0;
+    const std::vector<char> packed = pack_snapshot(snap, raw_size);
+    ASSERT_FALSE(packed.empty());
+    EXPECT_EQ(raw_size, encode_snapshot(snap).size());
+    EXPECT_LT(packed.size(), raw_size);
+    swarm_snapshot back;
+    ASSERT_TRUE(unpack_snapshot(packed, raw_size, back));
+    EXPECT_EQ(back.peers.size(), n);
+    EXPECT_EQ(encode_snapshot(back), encode_snapshot(snap));
+    // A wrong size or a cut stream is refused, not half read.
+    swarm_snapshot bad;
+    EXPECT_FALSE(unpack_snapshot(packed, raw_size + 1, bad));
+    const std::vector<char> cut(packed.begin(), packed.begin() + packed.size() / 2);
+    EXPECT_FALSE(unpack_snapshot(cut, raw_size, bad));
+  }
+}
+
 TEST(SnapshotFinite, EveryFloatOfASnapshotIsMadeFinite) {
   const double inf = std::numeric_limits<double>::infinity();
   const float nanf = std::numeric_limits<float>::quiet_NaN();

@@ -420,6 +420,34 @@ TEST_F(Supervision, DefaultUnpinsAndReturnsToTheConfiguredPolicy) {
   EXPECT_EQ(unknown.error(), caf::sec::cannot_forward_to_invalid_actor);
 }
 
+TEST_F(Supervision, TheHoldsReadForTheStateFileNameEveryPinAndNothingElse) {
+  start();
+  const auto a = test::ih(0x5c), b = test::ih(0x5d), c = test::ih(0x5e), d = test::ih(0x5f);
+  for (const auto& h : {a, b, c, d}) announce(make(h, 1, 1000, announce_event::started));
+  ASSERT_TRUE(set_policy(a, "role-aware"));
+  ASSERT_TRUE(set_policy(b, "seeder-rotation"));
+  ASSERT_TRUE(set_policy(c, "role-aware"));
+  ASSERT_TRUE(set_policy(c, "default"));  // unpinned again
+  ASSERT_TRUE(set_policy(d, "role-aware"));
+  ASSERT_TRUE(dir->end_swarm(d));  // its pin went with it
+  run();
+  auto pins = [&] {
+    auto h = ask<supervisor_holds>(sup, holds_atom::value, caf::get_atom::value);
+    EXPECT_TRUE(h);
+    auto p = h ? h->pinned : decltype(h->pinned){};
+    std::sort(p.begin(), p.end());
+    return p;
+  };
+  using pin = std::pair<info_hash, std::string>;
+  EXPECT_EQ(pins(), (std::vector<pin>{{a, "role-aware"}, {b, "seeder-rotation"}}));
+  // Read twice: the first read dropped what was no longer pinned, nothing else.
+  EXPECT_EQ(pins(), (std::vector<pin>{{a, "role-aware"}, {b, "seeder-rotation"}}));
+  // Pinned again after being dropped from the read: named again.
+  ASSERT_TRUE(set_policy(c, "seeder-rotation"));
+  EXPECT_EQ(pins(), (std::vector<pin>{{a, "role-aware"}, {b, "seeder-rotation"},
+                                      {c, "seeder-rotation"}}));
+}
+
 TEST_F(Supervision, AnOperatorStartBeforeTheFirstTickRecordsTheRealState) {
   start();
   const auto h = test::ih(0x5a);

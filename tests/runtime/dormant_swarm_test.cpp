@@ -1,0 +1,369 @@
+// Quiet swarms kept as data (swarm_config::hibernate_after): the directory
+// takes a quiet swarm's state over from its actor, keeps its counts in the
+// node's gauges and census while it sleeps, wakes it on the next request
+// with its peers and counters, and drops it when its peers have timed out.
+// Deterministic, on CAF's test scheduler.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "announces.hpp"
+#include "caf_fixture.hpp"
+#include "runtime/directory.hpp"
+#include "runtime/swarm_actor.hpp"
+#include "runtime/swarm_snapshot.hpp"
+#include "test_util.hpp"
+#include "tickets.hpp"
+
+namespace sk {
+namespace {
+
+using std::chrono::seconds;
+using test::v4;
+
+/// sweep 10 s, peer timeout 150 s, idle lifetime 100 s, asleep after 30 s.
+swarm_config sleepy_config() {
+  auto c = test::short_config(11);
+  c.hibernate_after = seconds(30);
+  return c;
+}
+
+class DormantSwarms : public test::caf_fixture {
+ protected:
+  DormantSwarms() { dir->start_supervisor(supervisor_config{}); }
+  ~DormantSwarms() override {
+    if (dir) dir->stop_all();
+    run();
+  }
+
+  /// Announces through the directory (which wakes a sleeping swarm).
+  announce_result announce(std::uint64_t peer, std::uint64_t left, announce_event ev) {
+    auto r = test::announce_by_ticket(
+        dir->route_swarm(h),
+        test::swarm_announce_of(h, peer, v4(10, 0, 0, static_cast<std::uint8_t>(peer), 6881),
+                                left, ev),
+        [this] { run(); });
+    EXPECT_TRUE(r) << sys->render(r.error());
+    return r ? *r : announce_result{};
+  }
+
+  std::int64_t seeders() const { return dir->totals().seeders.load(); }
+  std::int64_t leechers() const { return dir->totals().leechers.load(); }
+  std::int64_t dormant() const { return dir->totals().dormant.load(); }
+  std::int64_t census_peers() const { return dir->census()->peers(); }
+
+  const info_hash h = test::ih(0x51);
+  std::unique_ptr<swarm_directory> dir = std::make_unique<swarm_directory>(*sys, sleepy_config(), 8);
+};
+
+TEST_F(DormantSwarms, NoMoreSwarmsFallAsleepPerSecondThanTheNodeAllows) {
+  // Two a second; five quiet swarms whose sweeps come at the same instants.
+  auto cfg = sleepy_config();
+  cfg.hibernations_per_second = 2;
+  dir->stop_all();
+  run();
+  dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
+  dir->start_supervisor(supervisor_config{});
+  std::vector<caf::actor> actors;
+  for (std::uint8_t i = 0; i < 5; ++i) {
+    const info_hash hash = test::ih(static_cast<std::uint8_t>(0x60 + i));
+    auto r = test::announce_by_ticket(
+        dir->route_swarm(hash),
+        test::swarm_announce_of(hash, 1, v4(10, 0, 1, static_cast<std::uint8_t>(i + 1), 6881), 0,
+                                announce_event::started),
+        [this] { run(); });
+    ASSERT_TRUE(r) << sys->render(r.error());
+    actors.push_back(dir->find(hash));
+    watch(actors.back());
+  }
+  const auto asleep = [&] {
+    return std::count_if(actors.begin(), actors.end(), [&](const caf::actor& a) { return exited(a); });
+  };
+  // The first sweep past 30 s quiet, all five at one instant: the bucket
+  // holds a tenth of a second's worth (at least one), so one sleeps and
+  // four are deferred to a sweep between 1/6 and 1/2 of the period later.
+  advance(seconds(30));
+  EXPECT_EQ(asleep(), 1);
+  EXPECT_EQ(dir->totals().hibernations_deferred.load(), 4u);
+  // From then on never more than the rate allows (one now, two a second
+  // after), and all asleep within a few deferred sweeps.
+  for (int s = 1; s <= 20 && asleep() < 5; ++s) {
+    advance(seconds(1));
+    EXPECT_LE(asleep(), 1 + 2 * s) << "after " << s << " s";
+  }
+  EXPECT_EQ(asleep(), 5);
+  EXPECT_EQ(dormant(), 5);
+  EXPECT_EQ(dir->totals().hibernated.load(), 5u);
+  EXPECT_GE(dir->totals().hibernations_deferred.load(), 4u);
+  // Every one of them is still the node's, with its peer.
+  EXPECT_EQ(dir->size(), 5u);
+  EXPECT_EQ(census_peers(), 5);
+}
+
+TEST_F(DormantSwarms, AQuietSwarmSleepsAsDataAndWakesWithItsPeersAndCounts) {
+  announce(1, 0, announce_event::completed);  // a seeder that just finished
+  announce(2, 1000, announce_event::started);
+  const caf::actor first = dir->find(h);
+  ASSERT_TRUE(first);
+  watch(first);
+  EXPECT_EQ(seeders(), 1);
+  EXPECT_EQ(leechers(), 1);
+  EXPECT_EQ(census_peers(), 2);
+
+  // Sweeps every 10 s; quiet for 30 s from the last announce on.
+  advance(seconds(25));
+  EXPECT_FALSE(exited(first));
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->dormant(h), nullptr);
+  advance(seconds(20));
+  ASSERT_TRUE(exited(first));
+  EXPECT_EQ(dormant(), 1);
+  EXPECT_EQ(dir->totals().hibernated.load(), 1u);
+  // Still one of the node's swarms, with its peers in every gauge.
+  EXPECT_EQ(dir->size(), 1u);
+  EXPECT_EQ(dir->census()->swarms(), 1);
+  EXPECT_EQ(census_peers(), 2);
+  EXPECT_EQ(seeders(), 1);
+  EXPECT_EQ(leechers(), 1);
+  EXPECT_EQ(dir->totals().swarms_by_health[static_cast<std::size_t>(swarm_health::unevaluated)]
+                .load(),
+            1);
+  const dormant_ptr data = dir->dormant(h);
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data->peers, 2u);
+  swarm_snapshot decoded;
+  ASSERT_TRUE(unpack_snapshot(data->bytes, data->raw_size, decoded));
+  EXPECT_LT(data->bytes.size(), data->raw_size) << "deflated";
+  EXPECT_EQ(decoded.hash, h);
+  EXPECT_EQ(decoded.peers.size(), 2u);
+  EXPECT_EQ(decoded.downloaded, 1u);
+  const auto entries = dir->local_entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_FALSE(entries[0].actor);
+  EXPECT_EQ(entries[0].dormant, data);
+
+  // A scrape wakes it: a new actor with the same counts.
+  const caf::actor second = dir->find(h);
+  ASSERT_TRUE(second);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->totals().woken.load(), 1u);
+  EXPECT_EQ(dir->dormant(h), nullptr);
+  auto stats = test::scrape_by_ticket(second, [this] { run(); });
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->complete, 1);
+  EXPECT_EQ(stats->incomplete, 1);
+  EXPECT_EQ(stats->downloaded, 1);
+  // Counted once: the woken actor's share replaced the sleeping one's.
+  EXPECT_EQ(seeders(), 1);
+  EXPECT_EQ(leechers(), 1);
+  EXPECT_EQ(census_peers(), 2);
+  EXPECT_EQ(dir->totals().swarms_by_health[static_cast<std::size_t>(swarm_health::unevaluated)]
+                .load(),
+            1);
+
+  // A new leecher gets both peers back from the woken swarm.
+  const auto r = announce(3, 500, announce_event::started);
+  EXPECT_EQ(r.stats.complete, 1);
+  EXPECT_EQ(r.stats.incomplete, 2);
+  EXPECT_EQ(r.peers4.size(), 2u * 6u);
+  EXPECT_EQ(dir->find(h), second);
+  EXPECT_EQ(census_peers(), 3);
+}
+
+TEST_F(DormantSwarms, ASleepingSwarmWhosePeersTimedOutIsDroppedWithItsCounts) {
+  announce(1, 1000, announce_event::started);
+  advance(seconds(45));
+  ASSERT_EQ(dormant(), 1);
+  EXPECT_EQ(leechers(), 1);
+  // Peer timeout 150 s after the announce, then idle lifetime 100 s; the
+  // directory's sweeper passes every 10 s.
+  advance(seconds(180));
+  EXPECT_EQ(dormant(), 1) << "dropped before the swarm would have ended";
+  advance(seconds(60));
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->size(), 0u);
+  EXPECT_EQ(dir->census()->swarms(), 0);
+  EXPECT_EQ(census_peers(), 0);
+  EXPECT_EQ(leechers(), 0);
+  EXPECT_FALSE(dir->find(h));
+}
+
+TEST_F(DormantSwarms, WakingLeavesOutPeersWhoseTimeoutPassedWhileItSlept) {
+  announce(1, 1000, announce_event::started);
+  advance(seconds(100));
+  announce(2, 1000, announce_event::started);  // wakes it; peer 1 is 100 s old
+  advance(seconds(45));
+  ASSERT_EQ(dormant(), 1);
+  advance(seconds(20));  // peer 1 is 165 s old now: past its 150 s
+  auto stats = test::scrape_by_ticket(dir->find_swarm(h), [this] { run(); });
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->incomplete, 1);
+  EXPECT_EQ(census_peers(), 1);
+  EXPECT_EQ(leechers(), 1);
+}
+
+TEST_F(DormantSwarms, EndingASleepingSwarmGivesBackItsCounts) {
+  announce(1, 0, announce_event::started);
+  advance(seconds(45));
+  ASSERT_EQ(dormant(), 1);
+  ASSERT_TRUE(dir->end_swarm(h));
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->size(), 0u);
+  EXPECT_EQ(seeders(), 0);
+  EXPECT_EQ(census_peers(), 0);
+  EXPECT_FALSE(dir->find(h));
+}
+
+TEST_F(DormantSwarms, StopAllGivesBackTheCountsOfSleepingSwarms) {
+  announce(1, 0, announce_event::started);
+  advance(seconds(45));
+  ASSERT_EQ(dormant(), 1);
+  dir->stop_all();
+  run();
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->census()->swarms(), 0);
+  EXPECT_EQ(census_peers(), 0);
+  EXPECT_EQ(seeders(), 0);
+}
+
+TEST_F(DormantSwarms, ABusySwarmAndAnEmptyOneNeverSleep) {
+  announce(1, 1000, announce_event::started);
+  for (int i = 0; i < 8; ++i) {
+    advance(seconds(20));
+    announce(1, 1000, announce_event::none);  // every 20 s: never quiet for 30
+  }
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->totals().hibernated.load(), 0u);
+  // Stopped: empty, so it ends idle (after 100 s) instead of sleeping.
+  announce(1, 1000, announce_event::stopped);
+  const caf::actor a = dir->find(h);
+  watch(a);
+  advance(seconds(60));
+  EXPECT_EQ(dormant(), 0);
+  advance(seconds(60));
+  EXPECT_TRUE(exited(a));
+  EXPECT_EQ(dir->size(), 0u);
+  EXPECT_EQ(dir->totals().hibernated.load(), 0u);
+}
+
+TEST_F(DormantSwarms, AnOperatorsPinnedPolicyStaysThroughASleep) {
+  announce(1, 1000, announce_event::started);
+  const caf::actor sup = dir->supervisor();
+  auto changed =
+      ask<policy_change>(sup, policy_atom::value, caf::put_atom::value, h, std::string("random"));
+  ASSERT_TRUE(changed) << sys->render(changed.error());
+  ASSERT_TRUE(changed->pinned);
+  advance(seconds(45));
+  ASSERT_EQ(dormant(), 1);
+  auto pinned = ask<bool>(sup, policy_atom::value, caf::get_atom::value, h);
+  ASSERT_TRUE(pinned);
+  EXPECT_TRUE(*pinned) << "the pin went with the actor";
+  // Woken: the same history, its policy and the pin.
+  announce(2, 1000, announce_event::started);
+  auto policy = ask<std::string>(dir->find(h), policy_atom::value, caf::get_atom::value);
+  ASSERT_TRUE(policy);
+  EXPECT_EQ(*policy, "random");
+  pinned = ask<bool>(sup, policy_atom::value, caf::get_atom::value, h);
+  ASSERT_TRUE(pinned);
+  EXPECT_TRUE(*pinned);
+  // Ended as empty (both peers stop): a later swarm of the hash is new and
+  // unpinned, as before.
+  announce(1, 1000, announce_event::stopped);
+  announce(2, 1000, announce_event::stopped);
+  advance(seconds(130));
+  EXPECT_EQ(dir->size(), 0u);
+  announce(3, 1000, announce_event::started);
+  pinned = ask<bool>(sup, policy_atom::value, caf::get_atom::value, h);
+  ASSERT_TRUE(pinned);
+  EXPECT_FALSE(*pinned);
+}
+
+TEST_F(DormantSwarms, NoSleepWithHibernateAfterZero) {
+  auto cfg = sleepy_config();
+  cfg.hibernate_after = seconds(0);
+  dir->stop_all();
+  run();
+  dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
+  announce(1, 1000, announce_event::started);
+  advance(seconds(120));
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->totals().hibernated.load(), 0u);
+}
+
+// On the real scheduler: threads announce to a few hashes with pauses long
+// enough for swarms to fall asleep between their announces, so sleeps and
+// wakes race with announces on other threads. Every announce is answered
+// (after at most one route again, as the gateway does), and afterwards every
+// swarm holds every peer exactly once in its table, the census and the
+// gauges.
+TEST(DormantSwarmsConcurrency, SleepsAndWakesRacingAnnouncesLoseNoPeerAndCountNoneTwice) {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  register_message_types(cfg);
+  caf::actor_system sys{cfg};
+  {
+    auto sc = test::short_config(5);
+    sc.sweep_period = seconds(1);
+    sc.hibernate_after = seconds(1);
+    swarm_directory dir(sys, sc, 4);
+    dir.start_supervisor(supervisor_config{});
+    constexpr int threads = 4;
+    constexpr int hashes = 12;
+    constexpr int rounds = 5;
+    std::atomic<int> unanswered{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        std::mt19937 rng(static_cast<unsigned>(t) + 1);
+        for (int round = 0; round < rounds; ++round) {
+          for (int i = 0; i < hashes; ++i) {
+            // Half the hashes rest 1.6 s between rounds (asleep by then),
+            // the others are announced to again at once by some thread.
+            const auto h = test::ih(0x70, static_cast<std::uint8_t>(i));
+            const auto a = test::swarm_announce_of(
+                h, static_cast<std::uint64_t>(t * 1000 + i),
+                v4(10, 1, static_cast<std::uint8_t>(t), static_cast<std::uint8_t>(i), 6881), 1000,
+                round == 0 ? announce_event::started : announce_event::none);
+            auto r = test::announce_and_wait(dir.route_swarm(h), a);
+            if (!r && r.error() == caf::sec::request_receiver_down)
+              r = test::announce_and_wait(dir.route_swarm(h), a);
+            if (!r) unanswered.fetch_add(1);
+            if (rng() % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(t % 2 == 0 ? 1600 : 200));
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(unanswered.load(), 0);
+    EXPECT_GT(dir.totals().hibernated.load(), 0u) << "nothing fell asleep: the test tests nothing";
+    EXPECT_GT(dir.totals().woken.load(), 0u);
+    EXPECT_EQ(dir.size(), static_cast<std::size_t>(hashes));
+    for (int i = 0; i < hashes; ++i) {
+      const auto h = test::ih(0x70, static_cast<std::uint8_t>(i));
+      caf::scoped_actor self{sys};
+      std::int64_t incomplete = -1;
+      self->request(dir.find_swarm(h), std::chrono::seconds(10), status_atom::value)
+          .receive([&](const swarm_status& st) { incomplete = st.stats.incomplete; },
+                   [&](const caf::error& e) { ADD_FAILURE() << sys.render(e); });
+      EXPECT_EQ(incomplete, threads) << "hash " << i;
+    }
+    // Asked: every swarm awake again (what sleeps keeps its share too).
+    EXPECT_EQ(dir.census()->peers(), threads * hashes);
+    EXPECT_EQ(dir.totals().leechers.load(), threads * hashes);
+    EXPECT_EQ(dir.census()->swarms(), hashes);
+    dir.stop_all();
+  }
+}
+
+}  // namespace
+}  // namespace sk
