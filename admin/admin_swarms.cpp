@@ -86,8 +86,14 @@ json list_json(status_list&& all, const list_query& q, bool truncated) {
     return a.second.hash < b.second.hash;
   });
   json list = json::array();
-  for (std::size_t i = q.offset; i < kept.size() && i < q.offset + q.limit; ++i)
-    list.push_back(summary_json(kept[i].second, kept[i].first));
+  for (std::size_t i = q.offset; i < kept.size() && i < q.offset + q.limit; ++i) {
+    // A sleeping swarm answered from its data: no actor.
+    const bool asleep = kept[i].first == 0;
+    json j = summary_json(kept[i].second, kept[i].first);
+    if (asleep) j["actor_id"] = nullptr;
+    j["asleep"] = asleep;
+    list.push_back(std::move(j));
+  }
   json out = {{"total", kept.size()},
               {"offset", q.offset},
               {"limit", q.limit},
@@ -95,6 +101,24 @@ json list_json(status_list&& all, const list_query& q, bool truncated) {
               {"swarms", std::move(list)}};
   if (q.prefix) out["prefix"] = q.prefix->bytes.hex().substr(0, q.prefix->digits);
   return out;
+}
+
+/// The list's view of a sleeping swarm, from what its data keeps (its
+/// counts and health as they were at the sleep; actor id 0: none).
+swarm_status dormant_status(const info_hash& h, const dormant_swarm& d) {
+  swarm_status s;
+  s.hash = h;
+  s.stats.complete = d.share.seeders;
+  s.stats.incomplete = d.share.leechers;
+  s.stats.partial = d.share.partial_seeds;
+  s.stats.downloaded = static_cast<std::int64_t>(d.downloaded);
+  s.knobs.policy = d.policy;
+  s.evaluated = d.evaluated;
+  s.health.state = d.share.health;
+  s.health.reasons = d.share.reasons;
+  s.health.announce_rate = d.announce_rate;
+  s.peer_count = d.peers;
+  return s;
 }
 
 /// Asks the owner's supervisor, through the forwarder in `loc`, to restart
@@ -137,14 +161,26 @@ void get_swarms(admin_call& c) {
   if (!q) return;
   const state_ptr& sh = c.sh;
   // With a prefix, every local swarm is looked at and only the matches are
-  // asked for their status (at most max_fanout of them: more is
-  // "truncated"); without, the first max_fanout swarms are.
-  auto swarms = q->prefix ? sh->dir->local_swarms_with_prefix(*q->prefix, sh->cfg.max_fanout + 1)
-                          : sh->dir->local_swarms(sh->cfg.max_fanout + 1);
-  const bool truncated = swarms.size() > sh->cfg.max_fanout;
-  if (truncated) swarms.resize(sh->cfg.max_fanout);
-  fan_out_status(c.self, sh, std::move(swarms),
-                 [job = c.job, q = *q, truncated](status_list&& all) {
+  // listed (at most max_fanout of them: more is "truncated"); without, the
+  // first max_fanout swarms are. Running swarms are asked for their status;
+  // sleeping ones answer from their data and stay asleep (a console that
+  // shows a page of swarms every few seconds must not keep them awake).
+  std::optional<hash_prefix> prefix = q->prefix;
+  auto entries = sh->dir->local_entries_where(
+      sh->cfg.max_fanout + 1, [&prefix](const info_hash& h) { return !prefix || prefix->matches(h); });
+  const bool truncated = entries.size() > sh->cfg.max_fanout;
+  if (truncated) entries.resize(sh->cfg.max_fanout);
+  std::vector<std::pair<info_hash, local_swarm_actor>> awake;
+  auto asleep = std::make_shared<status_list>();
+  for (auto& e : entries) {
+    if (e.dormant)
+      asleep->emplace_back(0, dormant_status(e.hash, *e.dormant));
+    else
+      awake.emplace_back(e.hash, std::move(e.actor));
+  }
+  fan_out_status(c.self, sh, std::move(awake),
+                 [job = c.job, q = *q, truncated, asleep](status_list&& all) {
+                   for (auto& s : *asleep) all.push_back(std::move(s));
                    job->reply_json(200, list_json(std::move(all), q, truncated));
                  });
 }

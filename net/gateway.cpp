@@ -331,19 +331,51 @@ struct scrape_fanin {
   }
 };
 
-/// One known hash of a scrape, as its swarm receives it. Destroyed
-/// answered or not: a swarm that ended before reading it was empty, so its
+/// One known hash of a scrape, as its swarm receives it. Dropped unread,
+/// its swarm's actor ended before reading it: when the directory now names
+/// another actor for the hash (the swarm went to sleep as data and this
+/// lookup wakes it, or the supervisor put a successor in place) the ticket
+/// goes there once more; when it names none, the swarm ended empty and the
 /// slot keeps zeros.
 class gateway_scrape_ticket final : public scrape_ticket {
  public:
-  gateway_scrape_ticket(std::shared_ptr<scrape_fanin> f, std::size_t slot)
-      : f_(std::move(f)), slot_(slot) {}
-  ~gateway_scrape_ticket() override { f_->done_one(); }
-  void complete(const swarm_stats& st) override { f_->answers[slot_].stats = st; }
+  gateway_scrape_ticket(std::shared_ptr<scrape_fanin> f, std::size_t slot, caf::actor_addr target,
+                        int retries)
+      : f_(std::move(f)), slot_(slot), target_(std::move(target)), retries_(retries) {}
+  ~gateway_scrape_ticket() override {
+    if (!handled_ && retries_ > 0 && reroute()) return;
+    f_->done_one();
+  }
+  void complete(const swarm_stats& st) override {
+    handled_ = true;
+    f_->answers[slot_].stats = st;
+  }
 
  private:
+  /// Sends a fresh ticket for the slot to the swarm the directory names now,
+  /// if that is another actor; true when it did (the fresh ticket finishes
+  /// the slot).
+  bool reroute() {
+    auto& st = *f_->st;
+    if (gateway_detail::settled(*f_->r) || !st.gate.enter()) return false;
+    swarm_interface swarm = st.locator.find(f_->answers[slot_].hash);
+    const bool again = swarm && swarm.address() != target_;
+    if (again) {
+      bump(st.count(f_->r->via()).rerouted);
+      auto addr = swarm.address();
+      caf::anon_send(swarm, scrape_atom::value,
+                     scrape_ticket_ptr(std::make_shared<gateway_scrape_ticket>(
+                         f_, slot_, std::move(addr), retries_ - 1)));
+    }
+    st.gate.leave();
+    return again;
+  }
+
   std::shared_ptr<scrape_fanin> f_;
   std::size_t slot_;
+  caf::actor_addr target_;
+  int retries_;
+  bool handled_ = false;
 };
 
 }  // namespace
@@ -507,8 +539,9 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
       // swarm (anyone could fill the directory with scrapes of random hashes).
       if (swarm_interface swarm = st.locator.find(hashes[i])) {
         f->remaining.fetch_add(1, std::memory_order_relaxed);
-        st.lanes[lane].batch.scrapes.emplace_back(
-            std::move(swarm), scrape_ticket_ptr(std::make_shared<gateway_scrape_ticket>(f, i)));
+        auto ticket = std::make_shared<gateway_scrape_ticket>(f, i, swarm.address(), 1);
+        st.lanes[lane].batch.scrapes.emplace_back(std::move(swarm),
+                                                  scrape_ticket_ptr(std::move(ticket)));
       }
     }
     st.gate.leave();

@@ -222,7 +222,10 @@ struct gateway_counters {
   std::uint64_t timeouts = 0;
   std::uint64_t unavailable = 0;  ///< swarm_unavailable
   std::uint64_t shutting_down = 0;
-  std::uint64_t rerouted = 0;  ///< announces routed again: their swarm ended before reading them
+  /// Announces routed again (their swarm ended before reading them) and
+  /// scrape hashes sent again (their swarm's actor ended unread and the
+  /// directory names another).
+  std::uint64_t rerouted = 0;
   /// Announces refused at a cap (any of the four; the node's census counts
   /// them by cap).
   std::uint64_t capped = 0;

@@ -20,6 +20,9 @@ struct compact_heap::slab {
   slab* next = nullptr;
   slab* all_next = nullptr;
   bool listed = false;     ///< in the partial list
+  /// The class's spare while its pages are being given back (outside the
+  /// lock): not handed out until that is over.
+  bool cleaning = false;
 };
 
 namespace {
@@ -58,7 +61,7 @@ compact_heap::slab* compact_heap::map_slab(std::size_t cls) {
   return s;
 }
 
-void compact_heap::unmap_slab(slab* s) {
+void compact_heap::forget_slab(slab* s) noexcept {
   for (slab** p = &all_; *p != nullptr; p = &(*p)->all_next) {
     if (*p == s) {
       *p = s->all_next;
@@ -66,7 +69,6 @@ void compact_heap::unmap_slab(slab* s) {
     }
   }
   slabs_.fetch_sub(1, std::memory_order_relaxed);
-  ::munmap(s, slab_bytes);
 }
 
 void compact_heap::unlink(slab* s) noexcept {
@@ -96,7 +98,10 @@ void* compact_heap::do_allocate(std::size_t bytes, std::size_t alignment) {
   slab* s = partial_[cls];
   if (s == nullptr) {
     s = spare_[cls];
-    spare_[cls] = nullptr;
+    if (s != nullptr && s->cleaning)
+      s = nullptr;  // its pages are being given back: a new slab instead
+    else
+      spare_[cls] = nullptr;
     if (s == nullptr) s = map_slab(cls);
     if (s == nullptr) throw std::bad_alloc();
     push_front(s);
@@ -124,26 +129,40 @@ void compact_heap::do_deallocate(void* p, std::size_t bytes, std::size_t alignme
   }
   auto* s = reinterpret_cast<slab*>(reinterpret_cast<std::uintptr_t>(p) &
                                     ~(std::uintptr_t{slab_bytes} - 1));
-  std::lock_guard<std::mutex> guard(mtx_);
-  *static_cast<void**>(p) = s->free;
-  s->free = p;
-  --s->used;
-  in_use_.fetch_sub(s->block, std::memory_order_relaxed);
-  if (s->used == 0) {
+  bool spare = false;
+  {
+    std::lock_guard<std::mutex> guard(mtx_);
+    *static_cast<void**>(p) = s->free;
+    s->free = p;
+    --s->used;
+    in_use_.fetch_sub(s->block, std::memory_order_relaxed);
+    if (s->used != 0) {
+      if (!s->listed) push_front(s);
+      return;
+    }
     unlink(s);
-    if (spare_[s->cls] == nullptr) {
-      // Kept as the class's spare, reset so its pages are reused in order.
+    spare = spare_[s->cls] == nullptr;
+    if (spare) {
+      // Kept as the class's spare, reset so its pages are reused in order;
+      // not handed out until its pages are given back below.
       s->free = nullptr;
       s->bump = reinterpret_cast<char*>(s) + header_bytes;
-      // (From the second page: madvise takes whole pages; the first holds the header.)
-      ::madvise(reinterpret_cast<char*>(s) + 4096, slab_bytes - 4096, MADV_DONTNEED);
+      s->cleaning = true;
       spare_[s->cls] = s;
     } else {
-      unmap_slab(s);
+      forget_slab(s);
     }
+  }
+  // The system calls outside the lock: a thread that sleeps or wakes a
+  // swarm never waits for another thread's page release.
+  if (!spare) {
+    ::munmap(s, slab_bytes);
     return;
   }
-  if (!s->listed) push_front(s);
+  // (From the second page: madvise takes whole pages; the first holds the header.)
+  ::madvise(reinterpret_cast<char*>(s) + 4096, slab_bytes - 4096, MADV_DONTNEED);
+  std::lock_guard<std::mutex> guard(mtx_);
+  s->cleaning = false;
 }
 
 }  // namespace sk

@@ -10,9 +10,10 @@
 /// Blocks of 16-byte size classes up to `largest` bytes, carved from
 /// 1 MiB slabs mapped on their own (each slab serves one class; its header
 /// counts the blocks in use); a slab whose last block is freed is unmapped
-/// (one empty slab per class is kept against churn). Larger requests, or
-/// alignments above 16, go to `operator new`. Thread-safe (one mutex: the
-/// callers allocate on misses, sleeps and wakes, not per announce).
+/// (one empty slab per class is kept against churn, its pages given back).
+/// Larger requests, or alignments above 16, go to `operator new`.
+/// Thread-safe (one mutex: the callers allocate on misses, sleeps and
+/// wakes, not per announce); pages are given back outside it.
 
 #include <array>
 #include <atomic>
@@ -54,7 +55,8 @@ class compact_heap final : public std::pmr::memory_resource {
 
   static std::size_t class_of(std::size_t bytes) noexcept { return (bytes + step - 1) / step - 1; }
   slab* map_slab(std::size_t cls);
-  void unmap_slab(slab* s);
+  /// Takes `s` off the list of every slab (the caller unmaps it).
+  void forget_slab(slab* s) noexcept;
   void unlink(slab* s) noexcept;
   void push_front(slab* s) noexcept;
 

@@ -235,9 +235,7 @@ class swarm_directory::table final : public placement_host,
     {
       stripe& s = stripe_for(hash);
       std::lock_guard<std::mutex> guard(s.mtx);
-      // Sleeping swarms are one node's: in a cluster, replication and
-      // rebalancing talk to running swarms.
-      if (placement_ || stopped.load(std::memory_order_acquire)) return false;
+      if (!keeps_sleeping_swarms()) return false;  // stopped since it was asked
       auto it = s.map.find(hash);
       if (it == s.map.end() || it->second.is_remote() || it->second.is_dormant() ||
           it->second.local.address() != actor)
@@ -251,6 +249,12 @@ class swarm_directory::table final : public placement_host,
     }
     start_sweeper();
     return true;
+  }
+
+  /// Sleeping swarms are one node's: in a cluster, replication and
+  /// rebalancing talk to running swarms; a stopping directory takes none.
+  bool keeps_sleeping_swarms() const override {
+    return !placement_ && !stopped.load(std::memory_order_acquire);
   }
 
   /// The node's hibernations per second (swarm_config): a token bucket
@@ -274,6 +278,9 @@ class swarm_directory::table final : public placement_host,
   typename Map::iterator drop_dormant(Map& map, typename Map::iterator it,
                                       std::vector<dormant_ptr>& gone) {
     release(*it->second.dormant);
+    // The supervisor keeps an operator's pin for a sleeping swarm: it goes
+    // with the swarm.
+    if (supervisor_) caf::anon_send(supervisor_, forget_atom::value, it->first);
     gone.push_back(std::move(it->second.dormant));
     count_local(-1);
     return map.erase(it);
@@ -560,11 +567,6 @@ std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swar
   return local_where(*table_, limit, [](const info_hash&) { return true; });
 }
 
-std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms_with_prefix(
-    const hash_prefix& prefix, std::size_t limit) const {
-  return local_where(*table_, limit, [&](const info_hash& h) { return prefix.matches(h); });
-}
-
 std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms_if(
     const std::function<bool(const info_hash&)>& keep) const {
   return local_where(*table_, static_cast<std::size_t>(-1), keep);
@@ -587,6 +589,21 @@ std::vector<local_swarm_entry> swarm_directory::local_entries() const {
     std::lock_guard<std::mutex> guard(s.mtx);
     for (const auto& kv : s.map)
       if (!kv.second.is_remote()) out.push_back({kv.first, kv.second.local, kv.second.dormant});
+  }
+  return out;
+}
+
+std::vector<local_swarm_entry> swarm_directory::local_entries_where(
+    std::size_t limit, const std::function<bool(const info_hash&)>& keep) const {
+  std::vector<local_swarm_entry> out;
+  for (std::size_t i = 0; i < table_->count() && out.size() < limit; ++i) {
+    auto& s = table_->at(i);
+    std::lock_guard<std::mutex> guard(s.mtx);
+    for (const auto& kv : s.map) {
+      if (out.size() >= limit) break;
+      if (kv.second.is_remote() || !keep(kv.first)) continue;
+      out.push_back({kv.first, kv.second.local, kv.second.dormant});
+    }
   }
   return out;
 }

@@ -168,13 +168,6 @@ class swarm_directory {
   std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms(
       std::size_t limit = static_cast<std::size_t>(-1)) const;
 
-  /// The local swarms whose info_hash starts with `prefix`, at most `limit`
-  /// of them, searched among ALL local swarms (the limit counts matches,
-  /// not swarms looked at). As `local_swarms`: each stripe is scanned under
-  /// its own lock, one stripe at a time, and only the matches are copied.
-  std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms_with_prefix(
-      const hash_prefix& prefix, std::size_t limit = static_cast<std::size_t>(-1)) const;
-
   /// The local swarms for whose info_hash `keep` holds (access list
   /// reloads: only those are woken). As `local_swarms`.
   std::vector<std::pair<info_hash, local_swarm_actor>> local_swarms_if(
@@ -185,6 +178,15 @@ class swarm_directory {
   /// under its lock, so the result is not one consistent cut: a swarm may
   /// go to sleep or wake after its stripe was copied (see `dormant`).
   std::vector<local_swarm_entry> local_entries() const;
+
+  /// At most `limit` local swarms for whose info_hash `keep` holds, as
+  /// `local_entries` lists them (none woken), searched among ALL local
+  /// swarms (the limit counts matches, not swarms looked at): what an
+  /// operator's list of swarms shows, so that looking at a page of swarms
+  /// keeps the sleeping ones asleep. One stripe lock at a time, only the
+  /// matches copied.
+  std::vector<local_swarm_entry> local_entries_where(
+      std::size_t limit, const std::function<bool(const info_hash&)>& keep) const;
 
   /// The data of `h`'s swarm while it sleeps; null when it runs, is remote
   /// or there is none. Never wakes it.

@@ -105,6 +105,17 @@ void watch(supervisor_actor_ptr self, const info_hash& hash, const local_swarm_a
   self->monitor(swarm);
 }
 
+/// The directory dropped the sleeping swarm of `hash` (its peers timed out,
+/// or an operator ended it): what was kept for it while it slept (a pinned
+/// policy) goes, as it would have with its actor. An entry whose swarm runs
+/// again is another history's and stays.
+void forget_sleeper(supervisor_actor_ptr self, const info_hash& hash) {
+  auto& st = self->state;
+  auto it = st.swarms.find(hash);
+  if (it == st.swarms.end() || it->second.swarm) return;
+  st.swarms.erase(it);
+}
+
 supervisor_holds current_holds(supervisor_actor_ptr self) {
   auto& st = self->state;
   supervisor_holds h;
@@ -589,6 +600,7 @@ supervisor_actor::behavior_type supervisor_behavior(supervisor_actor_ptr self,
       [self](health_atom, const info_hash& hash, const health_report& r) {
         on_health(self, hash, r);
       },
+      [self](forget_atom, const info_hash& hash) { forget_sleeper(self, hash); },
   };
 }
 

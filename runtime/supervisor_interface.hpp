@@ -21,6 +21,7 @@ using counters_atom = caf::atom_constant<caf::atom("counters")>;
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
 /// The operator's holds (pinned policies, hold-offs), for the state file.
 using holds_atom = caf::atom_constant<caf::atom("holds")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
 
 /// The supervisor's operator decisions that outlive a restart: pinned
 /// policies (by name), and the hold-offs after an operator stopped a
@@ -63,7 +64,8 @@ using supervisor_operator_interface =
 using supervisor_watch_interface =
     caf::typed_actor<caf::reacts_to<watch_atom, info_hash, local_swarm_actor, swarm_core_ptr>,
                      caf::reacts_to<remediate_atom, caf::put_atom, info_hash, local_swarm_actor,
-                                    remediation_progress>>;
+                                    remediation_progress>,
+                     caf::reacts_to<forget_atom, info_hash>>;
 
 /// The supervisor actor: everything above, and the swarms' health reports.
 using supervisor_actor =

@@ -233,7 +233,7 @@ hibernation try_hibernate(swarm_actor_ptr self, health_time now) {
     return stays;
   if (core.remediation(now)) return stays;
   auto reg = st.registry.lock();
-  if (!reg) return stays;
+  if (!reg || !reg->keeps_sleeping_swarms()) return stays;
   if (!reg->take_hibernation(now)) return hibernation::deferred;
   dormant_swarm d;
   {
@@ -250,6 +250,12 @@ hibernation try_hibernate(swarm_actor_ptr self, health_time now) {
   d.share = st.published;
   d.census_peers = st.census.peers;
   d.at_peer_cap = st.census.at_cap;
+  d.downloaded = static_cast<std::uint64_t>(core.scrape().downloaded);
+  d.policy = core.knobs().policy;
+  if (const health_report* r = core.last_report()) {
+    d.evaluated = true;
+    d.announce_rate = static_cast<float>(r->announce_rate);
+  }
   if (!reg->hibernate(core.hash(), self->address(), d)) return stays;
   // The entry holds the shares now: this actor's end takes none back.
   st.published = swarm_share{};

@@ -210,7 +210,11 @@ struct dormant_swarm {
         share(o.share),
         census_peers(o.census_peers),
         at_peer_cap(o.at_peer_cap),
-        peers(o.peers) {}
+        peers(o.peers),
+        downloaded(o.downloaded),
+        announce_rate(o.announce_rate),
+        policy(o.policy),
+        evaluated(o.evaluated) {}
 
   /// `pack_snapshot` of the swarm's snapshot; its ages count from `taken`.
   std::pmr::vector<char> bytes;
@@ -227,6 +231,13 @@ struct dormant_swarm {
   std::uint32_t census_peers = 0;
   bool at_peer_cap = false;
   std::uint32_t peers = 0;
+  /// What an operator's list of swarms shows besides `share`, as it was at
+  /// the sleep: completions, the announce rate of the last health report,
+  /// the allocation policy, and whether it had a report at all.
+  std::uint64_t downloaded = 0;
+  float announce_rate = 0;
+  policy_kind policy = policy_kind::adaptive;
+  bool evaluated = false;
 };
 using dormant_ptr = std::shared_ptr<const dormant_swarm>;
 
@@ -264,6 +275,10 @@ class swarm_registry {
     (void)d;
     return false;
   }
+  /// Whether the registry keeps sleeping swarms at all: asked first, so a
+  /// swarm that may not sleep never packs itself nor takes one of the
+  /// node's hibernations. The default keeps none.
+  virtual bool keeps_sleeping_swarms() const { return false; }
   /// Asked before a quiet swarm packs itself for `hibernate`: whether the
   /// node's hibernations per second (swarm_config) leave one at `now`;
   /// false counts a deferral, and the swarm tries again at a deferred sweep.

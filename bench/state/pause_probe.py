@@ -5,6 +5,12 @@ else (here: writes its state file). Prints one line:
 
     PROBE n=... p50_us=... p99_us=... max_us=... lost=...
 
+and, on standard error, the five longest waits with the wall-clock time
+each request was sent (seconds since the epoch, to set beside the
+daemon's log lines):
+
+    SLOWEST 1764468000.123:21500 1764468003.456:9800 ...
+
 usage: pause_probe.py PORT SECONDS
 """
 import socket
@@ -26,6 +32,7 @@ def main():
     # tracker.min-interval, so no announce is early.
     peer_ids = [b"-SK0001-probe" + ("%07d" % i).encode() for i in range(1000)]
     rtts, lost, tid = [], 0, 2
+    slowest = []  # (wait in microseconds, wall-clock time sent), the five longest
     end = time.monotonic() + seconds
     connected_at = time.monotonic()
     while time.monotonic() < end:
@@ -37,6 +44,7 @@ def main():
         tid += 1
         pkt = struct.pack(">QII20s20sQQQIIIiH", cid, 1, tid, info_hash, peer_ids[tid % 1000], 0,
                           1000, 0, 0, 0, 0, 50, 7000 + tid % 1000)
+        sent_at = time.time()
         t0 = time.perf_counter_ns()
         s.sendto(pkt, addr)
         try:
@@ -44,7 +52,10 @@ def main():
                 data, _ = s.recvfrom(4096)
                 if len(data) >= 8 and struct.unpack(">I", data[4:8])[0] == tid:
                     break
-            rtts.append((time.perf_counter_ns() - t0) // 1000)
+            wait_us = (time.perf_counter_ns() - t0) // 1000
+            rtts.append(wait_us)
+            if len(slowest) < 5 or wait_us > slowest[-1][0]:
+                slowest = sorted(slowest + [(wait_us, sent_at)], reverse=True)[:5]
         except socket.timeout:
             lost += 1
         time.sleep(0.002)
@@ -53,6 +64,7 @@ def main():
     pick = lambda q: rtts[min(n - 1, int(q * n))] if n else -1
     print("PROBE n=%d p50_us=%d p99_us=%d max_us=%d lost=%d" % (n, pick(0.5), pick(0.99),
                                                                rtts[-1] if n else -1, lost))
+    print("SLOWEST " + " ".join("%.3f:%d" % (at, us) for us, at in slowest), file=sys.stderr)
 
 
 if __name__ == "__main__":

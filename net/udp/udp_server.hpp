@@ -93,7 +93,7 @@ struct udp_counters {
   std::uint64_t denied = 0;   ///< ... of those: announce refused by the access list
   std::uint64_t swarm_failures = 0;     ///< swarm timeout / unavailable (answered with an error)
   std::uint64_t rate_limited = 0;  ///< ... of those: announce or scrape over its address's rate
-  std::uint64_t rerouted = 0;  ///< announces routed again (the gateway's count for UDP)
+  std::uint64_t rerouted = 0;  ///< announces and scrape hashes routed again (the gateway's count for UDP)
   std::uint64_t dropped_malformed = 0;  ///< parser said drop (no transaction id, ...)
   std::uint64_t dropped_source_port_zero = 0;  ///< source port 0: nowhere to answer
   std::uint64_t dropped_overload = 0;          ///< over the gateway's `max_in_flight`

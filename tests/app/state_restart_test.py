@@ -427,6 +427,22 @@ def dormant_swarms_kept(binary, work):
     expect('swarmkeeper_peers_by_role{role="seeder"} 9' in m and
            'swarmkeeper_peers_by_role{role="leecher"} 9' in m,
            "sleeping swarms' peers are not in the gauges", d)
+    # An operator's list of swarms shows them from their data, asleep, and
+    # leaves them asleep (the console asks for a page every 2 s).
+    wakes = metric(m, "swarmkeeper_swarm_wakes_total") or 0
+    listed = d.admin("GET", "/api/swarms?sort=hash")["swarms"]
+    expect([s["hash"] for s in listed] == sorted(h.hex() for h in hashes), "listed %r" % listed, d)
+    for s in listed:
+        expect(s["asleep"] is True and s["actor_id"] is None, "not listed asleep: %r" % s, d)
+        # Asleep within seconds, before its first health tick (1 min).
+        expect((s["seeders"], s["leechers"], s["downloaded"], s["health"], s["policy"]) ==
+               (3, 3, 1, "unevaluated", "adaptive"), "a sleeping swarm's counts: %r" % s, d)
+    found = d.admin("GET", "/api/swarms?prefix=41")["swarms"]
+    expect([s["hash"] for s in found] == [hashes[1].hex()] and found[0]["asleep"] is True,
+           "prefix search: %r" % found, d)
+    m = d.metrics()
+    expect((metric(m, "swarmkeeper_swarm_wakes_total") or 0) == wakes and
+           metric(m, "swarmkeeper_swarms_dormant") == 3, "listing the swarms woke them", d)
     d.stop()
     expect("state: wrote 3 swarms, 18 peers" in d.text(), "sleeping swarms not written", d)
     d.start()
@@ -440,7 +456,8 @@ def dormant_swarms_kept(binary, work):
         got = d.peer_ports(h)
         expect(got == peers_before[h], "peers of %s: %r -> %r" % (h.hex(), peers_before[h], got), d)
     d.stop()
-    print("sleeping swarms: counted while asleep, written, loaded, woken with their peers")
+    print("sleeping swarms: counted while asleep, listed without waking, written, loaded, "
+          "woken with their peers")
 
 
 def main():

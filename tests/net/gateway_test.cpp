@@ -344,6 +344,48 @@ TEST_F(Gateway, ASwarmThatEndedIsRoutedOnceMore) {
   EXPECT_EQ(gw.counters(transport::http).rerouted, 1u);
 }
 
+TEST_F(Gateway, AScrapeDroppedByAnEndedActorGoesOnceMoreToTheActorNamedNow) {
+  // The actor the scrape was sent to ended unread (a swarm that went to
+  // sleep as data between the lookup and the delivery); the directory now
+  // names its successor, which answers.
+  locator_.route_queue[hash_of('a')] = {dead_actor()};
+  locator_.table[hash_of('a')] = sys_.spawn(answering_swarm, 5);
+  gateway gw{sys_, locator_, gateway_config{}};
+  const auto lane = gw.add_lanes(1);
+  gw.scrape(lane, transport::udp, {hash_of('a')}, source_, scrape_reply_());
+  gw.flush(lane);
+  auto o = rec_.next();
+  ASSERT_EQ(o.what, outcome::scrape);
+  ASSERT_EQ(o.answers.size(), 1u);
+  EXPECT_EQ(o.answers[0].stats.complete, 5);
+  EXPECT_EQ(locator_.finds, 2) << "the first lookup and one more";
+  EXPECT_EQ(gw.counters(transport::udp).rerouted, 1u);
+
+  // A swarm that ended for good (the directory names none): zeros, once.
+  locator_.route_queue[hash_of('b')] = {dead_actor()};
+  gw.scrape(lane, transport::udp, {hash_of('b')}, source_, scrape_reply_());
+  gw.flush(lane);
+  o = rec_.next();
+  ASSERT_EQ(o.what, outcome::scrape);
+  EXPECT_TRUE(o.answers[0].served);
+  EXPECT_EQ(o.answers[0].stats.complete, 0);
+  EXPECT_EQ(gw.counters(transport::udp).rerouted, 1u);
+
+  // Dropped unread again by the actor named the second time: zeros, not a
+  // third lookup.
+  locator_.route_queue[hash_of('c')] = {dead_actor(), dead_actor()};
+  locator_.table[hash_of('c')] = sys_.spawn(answering_swarm, 7);
+  const int finds_before = locator_.finds;
+  gw.scrape(lane, transport::udp, {hash_of('c')}, source_, scrape_reply_());
+  gw.flush(lane);
+  o = rec_.next();
+  ASSERT_EQ(o.what, outcome::scrape);
+  EXPECT_EQ(o.answers[0].stats.complete, 0);
+  EXPECT_EQ(locator_.finds - finds_before, 2);
+  EXPECT_EQ(gw.counters(transport::udp).rerouted, 2u);
+  EXPECT_THROW(rec_.next(100ms), std::runtime_error) << "answered once";
+}
+
 TEST_F(Gateway, OnlyOnceIsRetriedThenTheSwarmIsUnavailable) {
   locator_.route_queue[hash_of('a')] = {dead_actor(), dead_actor(), dead_actor()};
   gateway_config c;

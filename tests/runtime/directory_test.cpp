@@ -113,9 +113,10 @@ TEST_F(Directory, PrefixSearchLooksAtEverySwarmAndCopiesOnlyMatches) {
   };
   auto found = [&](const hash_prefix& p, std::size_t limit) {
     std::vector<info_hash> out;
-    for (const auto& [h, swarm] : dir->local_swarms_with_prefix(p, limit)) {
-      EXPECT_EQ(swarm_interface{swarm}, dir->find_swarm(h));
-      out.push_back(h);
+    for (const auto& e : dir->local_entries_where(
+             limit, [&p](const info_hash& h) { return p.matches(h); })) {
+      EXPECT_EQ(swarm_interface{e.actor}, dir->find_swarm(e.hash));
+      out.push_back(e.hash);
     }
     std::sort(out.begin(), out.end());
     return out;
