@@ -17,8 +17,8 @@
 /// announces pause only for the copy of their own swarm. Few requests are
 /// in flight (16), so an announce queued on a CAF worker waits behind at
 /// most that many copies, and the keeper's thread, which encodes and writes
-/// the file, runs at nice 19: on a core shared with the swarms it gets the
-/// time they leave. What happened
+/// the file, runs under SCHED_IDLE (nice 19 where that is refused): on a
+/// core shared with the swarms it gets the time they leave. What happened
 /// while the daemon was down counts as time: ages grow by the downtime, and
 /// a peer whose timeout passed is dropped on load.
 

@@ -5,7 +5,8 @@
    peer lists, over HTTP and UDP, are what they were; a ban added through
    the admin API is still in force; a pinned policy is still pinned.
 2. SIGKILL after a periodic snapshot -> restart: what that snapshot held
-   is back (at most one period lost).
+   is back (at most one period lost). The snapshot thread, alone of the
+   daemon's threads, runs under SCHED_IDLE.
 3. Peers whose timeout passed while the daemon was down are dropped on load.
 4. Without an access file, the access list the admin API changed comes
    back; a list made for the other mode is not put back.
@@ -160,6 +161,19 @@ class Daemon:
             return json.loads(r.read() or b"null")
 
 
+def thread_policies(pid):
+    """{thread name (id): scheduling policy} of every thread of `pid`
+    (field 41 of /proc/PID/task/TID/stat; the name may hold spaces)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            stat = f.read()
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        out["%s (%s)" % (name, tid)] = int(fields[41 - 3])
+    return out
+
+
 def populate(d, hashes):
     """Six peers (two seeders) per torrent and one completion."""
     for k, h in enumerate(hashes):
@@ -215,18 +229,6 @@ def sigterm_restart(binary, work):
     print("SIGTERM -> restart: scrape, HTTP and UDP peer lists, ban and policy kept")
 
 
-def thread_nices(pid):
-    """{tid/comm: nice} of every thread of `pid` (/proc/PID/task/TID/stat)."""
-    out = {}
-    for tid in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-            stat = f.read()
-        # Fields after the parenthesised name: state is field 3, nice field 19.
-        rest = stat[stat.rindex(")") + 2:].split()
-        out["%s/%s" % (tid, stat[stat.index("(") + 1:stat.rindex(")")])] = int(rest[16])
-    return out
-
-
 def sigkill_after_period(binary, work):
     state = os.path.join(work, "kill")
     d = Daemon(binary, state, ["--state.snapshot-period=10s"])
@@ -246,11 +248,13 @@ def sigkill_after_period(binary, work):
         time.sleep(0.2)
     last = d.admin("GET", "/api/node")["state"]["last_write"]
     expect(last and last["swarms"] == 2 and last["peers"] == 12, "last write: %r" % last, d)
-    # The snapshot thread yields the CPU to everything else: it alone runs
-    # at nice 19.
-    nice = thread_nices(d.proc.pid)
-    expect(sorted(nice.values()).count(19) == 1 and all(v in (0, 19) for v in nice.values()),
-           "thread priorities (nice): %r" % nice, d)
+    # The snapshot thread yields its core to every other thread: one thread
+    # of the daemon, and only one, runs under SCHED_IDLE (policy 5); the
+    # others under the normal policy (0).
+    policies = thread_policies(d.proc.pid)
+    expect(sorted(policies.values()).count(5) == 1 and
+           all(v in (0, 5) for v in policies.values()),
+           "thread scheduling policies: %r" % policies, d)
     d.stop(signal.SIGKILL)
     d.start()
     after = d.scrape(hashes)
