@@ -60,6 +60,36 @@ class DormantSwarms : public test::caf_fixture {
   std::int64_t dormant() const { return dir->totals().dormant.load(); }
   std::int64_t census_peers() const { return dir->census()->peers(); }
 
+  /// Replaces the directory with one on `cfg` (with `p` as its placement
+  /// when given) and a supervisor.
+  void new_directory(const swarm_config& cfg, placement_ptr p = nullptr) {
+    dir->stop_all();
+    run();
+    dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
+    if (p) dir->set_placement(std::move(p));
+    dir->start_supervisor(supervisor_config{});
+  }
+
+  /// `n` swarms (hashes first_byte, first_byte + 1, ...) of one seeder each
+  /// (10.0.`subnet`.i+1), announced at the same instant; their actors,
+  /// watched. Empty after a failed announce (reported).
+  std::vector<caf::actor> one_peer_swarms(int n, std::uint8_t first_byte, std::uint8_t subnet) {
+    std::vector<caf::actor> actors;
+    for (int i = 0; i < n; ++i) {
+      const info_hash hash = test::ih(static_cast<std::uint8_t>(first_byte + i));
+      auto r = test::announce_by_ticket(
+          dir->route_swarm(hash),
+          test::swarm_announce_of(hash, 1, v4(10, 0, subnet, static_cast<std::uint8_t>(i + 1), 6881),
+                                  0, announce_event::started),
+          [this] { run(); });
+      EXPECT_TRUE(r) << sys->render(r.error());
+      if (!r) return {};
+      actors.push_back(dir->find(hash));
+      watch(actors.back());
+    }
+    return actors;
+  }
+
   const info_hash h = test::ih(0x51);
   std::unique_ptr<swarm_directory> dir = std::make_unique<swarm_directory>(*sys, sleepy_config(), 8);
 };
@@ -69,22 +99,9 @@ TEST_F(DormantSwarms, NoMoreSwarmsFallAsleepPerSecondThanTheNodeAllows) {
   constexpr int n = 20;
   auto cfg = sleepy_config();
   cfg.hibernations_per_second = 2;
-  dir->stop_all();
-  run();
-  dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
-  dir->start_supervisor(supervisor_config{});
-  std::vector<caf::actor> actors;
-  for (std::uint8_t i = 0; i < n; ++i) {
-    const info_hash hash = test::ih(static_cast<std::uint8_t>(0x60 + i));
-    auto r = test::announce_by_ticket(
-        dir->route_swarm(hash),
-        test::swarm_announce_of(hash, 1, v4(10, 0, 1, static_cast<std::uint8_t>(i + 1), 6881), 0,
-                                announce_event::started),
-        [this] { run(); });
-    ASSERT_TRUE(r) << sys->render(r.error());
-    actors.push_back(dir->find(hash));
-    watch(actors.back());
-  }
+  new_directory(cfg);
+  const std::vector<caf::actor> actors = one_peer_swarms(n, 0x60, 1);
+  ASSERT_EQ(actors.size(), static_cast<std::size_t>(n));
   const auto asleep = [&] {
     return std::count_if(actors.begin(), actors.end(), [&](const caf::actor& a) { return exited(a); });
   };
@@ -126,23 +143,9 @@ class no_remote_placement final : public placement {
 TEST_F(DormantSwarms, AClusterMembersQuietSwarmsStayAwakeWithoutTakingTheNodesHibernations) {
   auto cfg = sleepy_config();
   cfg.hibernations_per_second = 1;
-  dir->stop_all();
-  run();
-  dir = std::make_unique<swarm_directory>(*sys, cfg, 8);
-  dir->set_placement(std::make_shared<no_remote_placement>());
-  dir->start_supervisor(supervisor_config{});
-  std::vector<caf::actor> actors;
-  for (std::uint8_t i = 0; i < 3; ++i) {
-    const info_hash hash = test::ih(static_cast<std::uint8_t>(0x70 + i));
-    auto r = test::announce_by_ticket(
-        dir->route_swarm(hash),
-        test::swarm_announce_of(hash, 1, v4(10, 0, 2, static_cast<std::uint8_t>(i + 1), 6881), 0,
-                                announce_event::started),
-        [this] { run(); });
-    ASSERT_TRUE(r) << sys->render(r.error());
-    actors.push_back(dir->find(hash));
-    watch(actors.back());
-  }
+  new_directory(cfg, std::make_shared<no_remote_placement>());
+  const std::vector<caf::actor> actors = one_peer_swarms(3, 0x70, 2);
+  ASSERT_EQ(actors.size(), 3u);
   advance(seconds(90));
   for (const auto& a : actors) EXPECT_FALSE(exited(a));
   EXPECT_EQ(dormant(), 0);
