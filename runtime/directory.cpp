@@ -542,34 +542,45 @@ std::size_t swarm_directory::size() const {
 namespace {
 
 /// Up to `limit` local swarms of `t` for which `keep(hash)` holds, one
-/// stripe lock at a time.
-template <class Table, class Keep>
-std::vector<std::pair<info_hash, local_swarm_actor>> local_where(Table& t, std::size_t limit,
-                                                                 Keep keep) {
-  std::vector<std::pair<info_hash, local_swarm_actor>> out;
+/// stripe lock at a time, each made into an element of the result by
+/// `take(hash, entry)` under its stripe's lock.
+template <class Out, class Table, class Keep, class Take>
+std::vector<Out> local_where(Table& t, std::size_t limit, Keep keep, Take take) {
+  std::vector<Out> out;
   for (std::size_t i = 0; i < t.count() && out.size() < limit; ++i) {
     auto& s = t.at(i);
     std::lock_guard<std::mutex> guard(s.mtx);
     for (auto& kv : s.map) {
       if (out.size() >= limit) break;
       if (kv.second.is_remote() || !keep(kv.first)) continue;
-      t.serve(kv.first, kv.second);
-      out.emplace_back(kv.first, kv.second.local);
+      out.push_back(take(kv.first, kv.second));
     }
   }
   return out;
+}
+
+/// `local_where` of (hash, actor) pairs, a sleeping swarm woken first.
+template <class Table, class Keep>
+std::vector<std::pair<info_hash, local_swarm_actor>> local_awake_where(Table& t,
+                                                                       std::size_t limit,
+                                                                       Keep keep) {
+  return local_where<std::pair<info_hash, local_swarm_actor>>(
+      t, limit, keep, [&t](const info_hash& h, auto& e) {
+        t.serve(h, e);
+        return std::make_pair(h, e.local);
+      });
 }
 
 }  // namespace
 
 std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms(
     std::size_t limit) const {
-  return local_where(*table_, limit, [](const info_hash&) { return true; });
+  return local_awake_where(*table_, limit, [](const info_hash&) { return true; });
 }
 
 std::vector<std::pair<info_hash, local_swarm_actor>> swarm_directory::local_swarms_if(
     const std::function<bool(const info_hash&)>& keep) const {
-  return local_where(*table_, static_cast<std::size_t>(-1), keep);
+  return local_awake_where(*table_, static_cast<std::size_t>(-1), keep);
 }
 
 std::vector<local_swarm_entry> swarm_directory::local_entries() const {
@@ -595,17 +606,9 @@ std::vector<local_swarm_entry> swarm_directory::local_entries() const {
 
 std::vector<local_swarm_entry> swarm_directory::local_entries_where(
     std::size_t limit, const std::function<bool(const info_hash&)>& keep) const {
-  std::vector<local_swarm_entry> out;
-  for (std::size_t i = 0; i < table_->count() && out.size() < limit; ++i) {
-    auto& s = table_->at(i);
-    std::lock_guard<std::mutex> guard(s.mtx);
-    for (const auto& kv : s.map) {
-      if (out.size() >= limit) break;
-      if (kv.second.is_remote() || !keep(kv.first)) continue;
-      out.push_back({kv.first, kv.second.local, kv.second.dormant});
-    }
-  }
-  return out;
+  return local_where<local_swarm_entry>(*table_, limit, keep, [](const info_hash& h, auto& e) {
+    return local_swarm_entry{h, e.local, e.dormant};
+  });
 }
 
 dormant_ptr swarm_directory::dormant(const info_hash& h) const {
