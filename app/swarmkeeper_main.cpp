@@ -303,6 +303,13 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // No fastbins in glibc's malloc: a small block freed past the thread's
+  // cache is merged with its free neighbours at once instead of queued
+  // for a later merge. With fastbins, the next large allocation in that
+  // arena (a big swarm's snapshot, say) merged every queued block first:
+  // after a wave of swarms ended or fell asleep, 6 ms of one CAF worker
+  // inside a single `new` while announces waited behind it.
+  ::mallopt(M_MXFAST, 0);
   // Block the stop signals before any thread exists, so every thread
   // inherits the mask and only main receives them (through sigwait, at a
   // point of its choosing, with no async-signal-safety concerns).

@@ -258,8 +258,9 @@ class swarm_directory::table final : public placement_host,
   }
 
   /// The node's hibernations per second (swarm_config): a token bucket
-  /// holding at most a tenth of a second's worth (so the swarms granted one
-  /// in a row never hold the scheduler for long), refilled on the swarms'
+  /// holding at most a hundredth of a second's worth (so the swarms granted
+  /// one in a row hold the scheduler about a millisecond: ten at the
+  /// default rate, each packing its snapshot), refilled on the swarms'
   /// clock.
   bool take_hibernation(health_time now) override {
     if (cfg_.hibernations_per_second == 0) return true;
@@ -431,10 +432,10 @@ class swarm_directory::table final : public placement_host,
   placement_view_ptr view_;
   std::mutex sweeper_mtx_;
   caf::actor sweeper_;
-  /// take_hibernation()'s bucket: a tenth of a second's worth at most.
+  /// take_hibernation()'s bucket: a hundredth of a second's worth at most.
   std::mutex hibernation_mtx_;
   token_bucket<> hibernation_{static_cast<double>(cfg_.hibernations_per_second),
-                              std::max(1.0, cfg_.hibernations_per_second / 10.0)};
+                              std::max(1.0, cfg_.hibernations_per_second / 100.0)};
 };
 
 swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg,

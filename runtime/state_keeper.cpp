@@ -1,14 +1,8 @@
 #include "runtime/state_keeper.hpp"
 
-#include <pthread.h>
 #include <sched.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -47,6 +41,33 @@ bool keeps_access(const std::shared_ptr<access_control>& a) {
 }
 
 using pump_atom = caf::atom_constant<caf::atom("pump")>;
+using watch_atom = caf::atom_constant<caf::atom("watch")>;
+
+/// The keeper's thread keeps the node's ordinary scheduling and gives its
+/// core away instead: after every `slice` of its own work it yields
+/// (sched_yield), so on a core it shares with the swarms and the network
+/// threads an announce waits at most about a slice behind it. A lower
+/// priority does not do that: the keeper sends to swarm actors and frees
+/// what they allocated, so it takes the CAF scheduler's queue lock, the
+/// clock's and malloc's arena locks, and a thread the scheduler starves
+/// (SCHED_IDLE, or nice 19 against a busy worker) holds such a lock while
+/// the UDP thread waits for it (29 ms seen under SCHED_IDLE, blocked in
+/// the scheduler's enqueue, while the population fell asleep).
+class pacer {
+ public:
+  static constexpr auto slice = std::chrono::microseconds{200};
+
+  /// Called after each unit of work (one swarm written).
+  void tick() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - since_ < slice) return;
+    ::sched_yield();
+    since_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now();
+};
 
 struct keeper_state {
   static inline const char* name = "sk.state_keeper";
@@ -63,34 +84,18 @@ struct keeper_state {
   // write_tail has begun (once per write).
   bool tail = false;
   std::uint64_t left_out = 0;
+  // Bumped when a write begins and when the swarms it still waits for are
+  // given up: an answer of an older generation is dropped.
+  std::uint64_t generation = 0;
+  // Answers so far, and at the watchdog's last look.
+  std::uint64_t answers = 0;
+  std::uint64_t answers_seen = 0;
+  pacer pace;
   std::chrono::steady_clock::time_point started;
   std::vector<caf::response_promise> waiting;
 };
 
 using keeper_ptr = caf::stateful_actor<keeper_state>*;
-
-/// The keeper's work is the node's least urgent: its thread (a detached
-/// actor's own; the behaviour is built on it) runs under SCHED_IDLE, so on
-/// a core it shares with the swarms and the network threads they run
-/// first whenever they have work, and a thread of theirs that wakes takes
-/// the core from it at once. Nice 19 is not enough for that: Linux's
-/// scheduler (EEVDF) lets a nice-19 thread it has picked run out its time
-/// slice, up to a timer tick more, while a nice-0 thread that could run
-/// waits (5.3 ms seen on a core shared with a UDP thread). Both apply to
-/// the calling thread and need no privilege; nice 19 is the fallback where
-/// SCHED_IDLE is refused (a seccomp filter, say). A failure of both only
-/// costs latency: logged, not fatal.
-void lower_thread_priority() {
-  sched_param none{};
-  none.sched_priority = 0;
-  const int idle_error = ::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &none);
-  if (idle_error == 0) return;
-  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
-  if (::setpriority(PRIO_PROCESS, tid, 19) != 0)
-    spdlog::warn("state: the snapshot thread keeps its CPU priority (SCHED_IDLE: {}; "
-                 "setpriority: {})",
-                 std::strerror(idle_error), std::strerror(errno));
-}
 
 void begin(keeper_ptr self);
 
@@ -183,6 +188,7 @@ void pump(keeper_ptr self) {
     if (e.dormant) {
       add_dormant(self, *e.dormant);
       e.dormant.reset();
+      st.pace.tick();
       if (++written == dormant_batch && st.next < st.queue.size()) {
         self->send(self, pump_atom::value);
         return;
@@ -190,35 +196,64 @@ void pump(keeper_ptr self) {
       continue;
     }
     ++st.pending;
-    auto done = [self] {
+    const std::uint64_t gen = st.generation;
+    auto done = [self, gen] {
       auto& s = self->state;
+      if (gen != s.generation) return false;  // given up on, or a later write
       --s.pending;
-      if (!s.out) return;  // the write was abandoned
-      pump(self);
+      ++s.answers;
+      return true;
     };
     const info_hash hash = e.hash;
-    self->request(e.actor, st.ctx->cfg.swarm_timeout, snapshot_atom::value)
+    // No timeout of CAF's per request: each would be a round trip through
+    // the clock thread (set, then fire long after the answer). The
+    // watchdog (watch_atom) gives up on the swarms that keep a write
+    // waiting instead; an actor that ends answers with an error at once.
+    self->request(e.actor, caf::infinite, snapshot_atom::value)
         .then(
             [self, done](swarm_snapshot& snap) {
-              if (self->state.out) self->state.out->add(snap);
-              done();
+              if (!done()) return;
+              auto& s = self->state;
+              if (!s.out) return;
+              s.out->add(snap);
+              s.pace.tick();
+              pump(self);
             },
             [self, done, hash](caf::error&) {
+              if (!done()) return;
               // The swarm went to sleep meanwhile (its data is in the
-              // directory now), ended (its successor answers the next
-              // time) or did not answer in time.
+              // directory now) or ended (its successor answers the next
+              // time).
               auto& s = self->state;
-              if (auto d = s.ctx->dir->dormant(hash); d && s.out)
+              if (!s.out) return;
+              if (auto d = s.ctx->dir->dormant(hash))
                 add_dormant(self, *d);
               else
                 ++s.left_out;
-              done();
+              pump(self);
             });
   }
   if (st.out && st.next == st.queue.size() && st.pending == 0 && !st.tail) {
     st.tail = true;
     write_tail(self);
   }
+}
+
+/// Every `swarm_timeout` while a write runs: when no swarm answered since
+/// the last look, the ones still asked are left out of this file.
+void watch(keeper_ptr self, std::uint64_t gen) {
+  auto& st = self->state;
+  if (gen != st.generation || !st.out) return;
+  if (st.pending > 0 && st.answers == st.answers_seen) {
+    st.left_out += st.pending;
+    st.pending = 0;
+    st.generation++;
+    gen = st.generation;
+    pump(self);
+    if (!st.out) return;
+  }
+  st.answers_seen = st.answers;
+  self->delayed_send(self, st.ctx->cfg.swarm_timeout, watch_atom::value, gen);
 }
 
 void begin(keeper_ptr self) {
@@ -238,12 +273,15 @@ void begin(keeper_ptr self) {
   st.pending = 0;
   st.left_out = 0;
   st.tail = false;
+  st.generation++;
+  st.answers = st.answers_seen = 0;
+  const auto gen = st.generation;
   pump(self);
+  if (st.out) self->delayed_send(self, st.ctx->cfg.swarm_timeout, watch_atom::value, gen);
 }
 
 caf::behavior keeper_behavior(keeper_ptr self, std::shared_ptr<keeper_context> ctx) {
   self->state.ctx = std::move(ctx);
-  lower_thread_priority();
   return {
       [self](caf::tick_atom) {
         begin(self);
@@ -252,6 +290,7 @@ caf::behavior keeper_behavior(keeper_ptr self, std::shared_ptr<keeper_context> c
       [self](pump_atom) {
         if (self->state.out) pump(self);
       },
+      [self](watch_atom, std::uint64_t gen) { watch(self, gen); },
       [self](save_atom) {
         auto rp = self->make_response_promise();
         self->state.waiting.push_back(rp);

@@ -17,8 +17,9 @@
 /// announces pause only for the copy of their own swarm. Few requests are
 /// in flight (16), so an announce queued on a CAF worker waits behind at
 /// most that many copies, and the keeper's thread, which encodes and writes
-/// the file, runs under SCHED_IDLE (nice 19 where that is refused): on a
-/// core shared with the swarms it gets the time they leave. What happened
+/// the file, yields its core after every 0.2 ms of work (at the normal
+/// priority: a starved low-priority thread would hold the locks it shares
+/// with the swarms and the network threads). What happened
 /// while the daemon was down counts as time: ages grow by the downtime, and
 /// a peer whose timeout passed is dropped on load.
 
@@ -46,7 +47,8 @@ struct state_config {
   std::chrono::milliseconds period{std::chrono::minutes{5}};
   /// Snapshots asked of swarms at once.
   std::size_t in_flight = 16;
-  /// How long one swarm may take to answer before it is left out.
+  /// How long a write waits without any answer before the swarms it still
+  /// asked are left out of it.
   std::chrono::milliseconds swarm_timeout{std::chrono::seconds{10}};
   /// A restored peer that last announced longer ago than this is dropped
   /// (the swarms' `tracker.peer-timeout`).

@@ -123,7 +123,7 @@ struct swarm_config {
   /// only on a node outside a cluster. 0: never.
   std::chrono::seconds hibernate_after{60};
   /// Most swarms the node puts to sleep per second (a token bucket holding
-  /// a tenth of a second's worth, node-wide). A swarm refused a slot stays
+  /// a hundredth of a second's worth, node-wide). A swarm refused a slot stays
   /// an actor and sweeps again between a sixth and a half of
   /// `sweep_period` later. Going to sleep costs about a tenth of a
   /// millisecond of the thread that also serves announces (the swarm is

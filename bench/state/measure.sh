@@ -5,7 +5,8 @@
 #
 #   bench/state/measure.sh [path/to/swarmkeeper [path/to/udp_loadgen]]
 #
-# For each population (STATE_POPULATIONS, default "100000x10") and each of
+# For each population (STATE_POPULATIONS, default "100000x10"; for example
+# "100000x10 1000000x10") and each of
 # STATE_ROUNDS rounds (3): start the daemon with --state-dir and
 # --state.snapshot-period=10s, fill it with udp_loadgen --warmup, then run
 # pause_probe.py (one UDP client, one announce in flight) three times:
@@ -24,7 +25,11 @@
 # run the probe once more with a daemon that writes no snapshot meanwhile
 # (--state.snapshot-period=0s, same population, swarms awake as loaded):
 # the baseline. Each round prints its lines; the summary prints the median
-# over the rounds of each probe's p99 and maximum.
+# over the rounds of each probe's p99 and maximum. STATE_PHASES (default
+# "awake falling asleep") names the probes run before SIGTERM: a million
+# swarms take about 17 minutes to fall asleep at the default rate, so
+# "STATE_PHASES=awake" measures the write, the load and the pause of a
+# population that is awake, without that wait.
 # Tracker on CPU 0, load generator and probe on CPU 1 (taskset), default
 # config apart from the state options, --tracker.min-interval=1s, the
 # per-address new-swarm budget (the load generator is one address) (the
@@ -42,6 +47,7 @@ populations=${STATE_POPULATIONS:-100000x10}
 probe_s=${STATE_PROBE_SECONDS:-35}
 sleep_s=${STATE_SLEEP_SECONDS:-100}
 rounds=${STATE_ROUNDS:-3}
+phases=" ${STATE_PHASES:-awake falling asleep} "
 token=state-bench-admin-token
 [[ -x $sk && -x $lg ]] || { echo "state bench: need $sk and $lg" >&2; exit 1; }
 work=$(mktemp -d)
@@ -90,16 +96,22 @@ for pop in $populations; do
     awake=$(probe "$probe_s")
     awake_writes=$(grep -c 'state: wrote' "$work/log" || true)
     awake_slowest=$(slowest_write)
-    falling=$(probe "$sleep_s")
-    asleep_n=$(dormant)
-    # Every swarm of the population asleep (the probe's own swarm stays awake;
-    # they fall asleep at tracker.hibernations-per-second, 1,000 by default).
-    for _ in $(seq 300); do (( ${asleep_n:-0} >= t )) && break; sleep 1; asleep_n=$(dormant); done
-    before=$(grep -c 'state: wrote' "$work/log" || true)
-    asleep=$(probe "$probe_s")
-    asleep_writes=$(( $(grep -c 'state: wrote' "$work/log" || true) - before ))
-    asleep_slowest=$(grep 'state: wrote' "$work/log" | tail -n "$asleep_writes" |
-      sed -n 's/.* in \([0-9]*\) ms.*/\1/p' | sort -n | tail -1)
+    falling="" asleep="" asleep_n="" asleep_writes=0 asleep_slowest=""
+    if [[ $phases == *" falling "* ]]; then falling=$(probe "$sleep_s"); fi
+    if [[ $phases == *" asleep "* ]]; then
+      asleep_n=$(dormant)
+      # Every swarm of the population asleep (the probe's own swarm stays
+      # awake; they fall asleep at tracker.hibernations-per-second, 1,000 by
+      # default, after tracker.hibernate-after, 1 minute).
+      for _ in $(seq $(( t / 500 + 120 ))); do
+        (( ${asleep_n:-0} >= t )) && break; sleep 1; asleep_n=$(dormant)
+      done
+      before=$(grep -c 'state: wrote' "$work/log" || true)
+      asleep=$(probe "$probe_s")
+      asleep_writes=$(( $(grep -c 'state: wrote' "$work/log" || true) - before ))
+      asleep_slowest=$(grep 'state: wrote' "$work/log" | tail -n "$asleep_writes" |
+        sed -n 's/.* in \([0-9]*\) ms.*/\1/p' | sort -n | tail -1)
+    fi
     stop
     final=$(grep 'state: wrote' "$work/log" | tail -1)
     bytes=$(stat -c %s "$work/state/swarmkeeper.state")
@@ -110,17 +122,22 @@ for pop in $populations; do
     stop
     echo "== $t swarms x $p peers, round $round"
     echo "  probe awake, with snapshots ($awake_writes written, slowest ${awake_slowest:-?} ms): $awake"
-    echo "  probe while falling asleep, with snapshots:                  $falling"
-    echo "  probe asleep ($asleep_n swarms), with snapshots ($asleep_writes written, slowest ${asleep_slowest:-?} ms): $asleep"
+    if [[ -n $falling ]]; then
+      echo "  probe while falling asleep, with snapshots:                  $falling"
+    fi
+    if [[ -n $asleep ]]; then
+      echo "  probe asleep ($asleep_n swarms), with snapshots ($asleep_writes written, slowest ${asleep_slowest:-?} ms): $asleep"
+    fi
     echo "  probe without snapshots (baseline):                          $without"
     echo "  final snapshot: ${final#*state: } ($bytes bytes on disk)"
     echo "  load: ${load#*state: }; /health answered ${load_up} ms after the start"
     for k in awake falling asleep without; do
-      summary+=("$k $(field p99_us "${!k}") $(field max_us "${!k}")")
+      if [[ -n ${!k} ]]; then summary+=("$k $(field p99_us "${!k}") $(field max_us "${!k}")"); fi
     done
   done
   echo "== $t swarms x $p peers: medians over $rounds rounds (microseconds)"
   for k in awake falling asleep without; do
+    [[ $k == without || $phases == *" $k "* ]] || continue
     p99=$(printf '%s\n' "${summary[@]}" | awk -v k="$k" '$1 == k {print $2}' | median)
     mx=$(printf '%s\n' "${summary[@]}" | awk -v k="$k" '$1 == k {print $3}' | median)
     printf '  %-8s p99 %8s   max %8s\n' "$k" "$p99" "$mx"

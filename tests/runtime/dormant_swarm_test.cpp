@@ -106,7 +106,7 @@ TEST_F(DormantSwarms, NoMoreSwarmsFallAsleepPerSecondThanTheNodeAllows) {
     return std::count_if(actors.begin(), actors.end(), [&](const caf::actor& a) { return exited(a); });
   };
   // The first sweep past 30 s quiet, all at one instant: the bucket holds a
-  // tenth of a second's worth (at least one), so one sleeps and the others
+  // hundredth of a second's worth (at least one), so one sleeps and the others
   // are deferred to sweeps between 1/6 and 1/2 of the period later (all of
   // them within 31.7 to 35 s: unbounded, every one would sleep by then).
   advance(seconds(30));

@@ -15,8 +15,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
+#include <set>
 
+#include "runtime/directory.hpp"
+#include "runtime/message_types.hpp"
 #include "runtime/state_file.hpp"
 #include "runtime/state_keeper.hpp"
 #include "runtime/swarm_actor.hpp"
@@ -419,6 +423,60 @@ TEST(StateAging, DowntimeAgesPeersAndDropsTheExpired) {
   auto back = s;
   EXPECT_EQ(age_snapshot(back, -5000, 1h), 0u);
   EXPECT_EQ(back.peers[0].last_announce_age_ms, before[0]);
+}
+
+
+// The keeper on a real scheduler of one worker thread, held by a blocking
+// actor: the swarms cannot answer the keeper's snapshot requests. The
+// write goes on without them after `swarm_timeout` with no answer (the old
+// file is replaced, the swarms left out), and their answers, arriving once
+// the worker is free, are dropped: the next write holds every swarm once.
+TEST_F(StateFile, SwarmsThatDoNotAnswerAreLeftOutAndTheirLateAnswersDropped) {
+  caf::actor_system_config sys_cfg;
+  sys_cfg.set("scheduler.max-threads", 1);
+  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  register_message_types(sys_cfg);
+  caf::actor_system sys{sys_cfg};
+  swarm_config cfg;
+  cfg.peer_timeout = std::chrono::hours(1);
+  swarm_directory dir(sys, cfg);
+  for (std::uint8_t b = 1; b <= 3; ++b) ASSERT_TRUE(dir.install(swarm_of(b, 5)));
+  state_config sc;
+  sc.dir = dir_;
+  sc.period = 0ms;
+  sc.swarm_timeout = 300ms;
+  state_keeper keeper(sys, dir, nullptr, sc);
+  std::promise<void> held;
+  std::promise<void> release;
+  auto until_released = release.get_future().share();
+  auto blocker = sys.spawn([&held, until_released](caf::event_based_actor*) -> caf::behavior {
+    return {[&held, until_released](caf::ok_atom) {
+      held.set_value();
+      until_released.wait();
+    }};
+  });
+  caf::anon_send(blocker, caf::ok_atom::value);
+  held.get_future().wait();
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(keeper.save_now(20s));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms);
+  EXPECT_EQ(keeper.stats()->last_swarms.load(), 0u);
+  EXPECT_EQ(keeper.stats()->writes.load(), 1u);
+  release.set_value();
+  // The three late answers come before or while this write asks again:
+  // they count for nothing, the new answers once each.
+  EXPECT_TRUE(keeper.save_now(20s));
+  EXPECT_EQ(keeper.stats()->last_swarms.load(), 3u);
+  EXPECT_EQ(keeper.stats()->last_peers.load(), 15u);
+  collected c;
+  ASSERT_EQ(state_file::read(dir_, sink_into(c)).status, outcome::loaded);
+  ASSERT_EQ(c.swarms.size(), 3u);
+  std::set<info_hash> hashes;
+  for (const auto& x : c.swarms) hashes.insert(x.hash);
+  EXPECT_EQ(hashes.size(), 3u);
+  keeper.stop();
+  caf::anon_send_exit(blocker, caf::exit_reason::user_shutdown);
+  dir.stop_all();
 }
 
 }  // namespace
