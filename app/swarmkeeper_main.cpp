@@ -290,8 +290,11 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   // still here are written, so a swarm another member took over is not in
   // this node's file and comes back once after a whole-cluster restart.
   if (state) {
-    // The keeper logs the write (or why it failed).
-    state->save_now(std::max(settings.drain_timeout, std::chrono::milliseconds{60000}));
+    // The keeper logs the write (or why it failed). Waited for however long
+    // it takes (a million swarms: minutes): a write always ends, since a
+    // swarm that keeps it waiting is left out; what bounds the stop is the
+    // service manager's (deploy/swarmkeeper.service: TimeoutStopSec).
+    state->save_now(std::chrono::hours{1});
     state->stop();
   }
   if (cluster) cluster->stop();

@@ -46,7 +46,9 @@ using watch_atom = caf::atom_constant<caf::atom("watch")>;
 /// The keeper's thread keeps the node's ordinary scheduling and gives its
 /// core away instead: after every `slice` of its own work it yields
 /// (sched_yield), so on a core it shares with the swarms and the network
-/// threads an announce waits at most about a slice behind it. A lower
+/// threads an announce waits about a slice behind the writing of swarms
+/// (longer behind one very large swarm, the listing of the directory at a
+/// write's start, or the final fsync and rename). A lower
 /// priority does not do that: the keeper sends to swarm actors and frees
 /// what they allocated, so it takes the CAF scheduler's queue lock, the
 /// clock's and malloc's arena locks, and a thread the scheduler starves
@@ -74,9 +76,6 @@ struct keeper_state {
   std::shared_ptr<keeper_context> ctx;
   // One write at a time.
   bool busy = false;
-  // A save was asked for while a write ran: that write began before the
-  // caller's moment (the drain, a leave), so another one follows it.
-  bool again = false;
   std::unique_ptr<state_file::writer> out;
   std::vector<local_swarm_entry> queue;
   std::size_t next = 0;
@@ -87,9 +86,8 @@ struct keeper_state {
   // Bumped when a write begins and when the swarms it still waits for are
   // given up: an answer of an older generation is dropped.
   std::uint64_t generation = 0;
-  // Answers so far, and at the watchdog's last look.
-  std::uint64_t answers = 0;
-  std::uint64_t answers_seen = 0;
+  // When the write last moved on: an answer, or a sleeping swarm written.
+  std::chrono::steady_clock::time_point progress;
   pacer pace;
   std::chrono::steady_clock::time_point started;
   std::vector<caf::response_promise> waiting;
@@ -125,13 +123,21 @@ void finish(keeper_ptr self, bool ok, const std::string& error) {
   st.queue.clear();
   st.queue.shrink_to_fit();
   st.busy = false;
-  if (st.again) {
-    st.again = false;
-    begin(self);  // whoever waits is answered by that write
-    return;
-  }
   for (auto& rp : st.waiting) rp.deliver(ok);
   st.waiting.clear();
+}
+
+/// Drops the write under way: its temporary file goes, the state file
+/// stays, its answers still to come and its watchdog are ignored (a new
+/// generation).
+void abandon(keeper_ptr self) {
+  auto& st = self->state;
+  st.out.reset();
+  st.queue.clear();
+  st.queue.shrink_to_fit();
+  st.pending = 0;
+  st.generation++;
+  st.busy = false;
 }
 
 void write_tail(keeper_ptr self) {
@@ -140,8 +146,10 @@ void write_tail(keeper_ptr self) {
   if (keeps_access(st.ctx->access))
     st.out->add(state_file::access_record{to_string(st.ctx->access->mode()),
                                           st.ctx->access->snapshot()->sorted()});
-  auto commit = [self] {
+  const std::uint64_t gen = st.generation;
+  auto commit = [self, gen] {
     auto& s = self->state;
+    if (gen != s.generation || !s.out) return;  // abandoned meanwhile
     std::string error;
     const bool ok = s.out->commit(&error);
     finish(self, ok, error);
@@ -153,8 +161,9 @@ void write_tail(keeper_ptr self) {
   }
   self->request(sup, st.ctx->cfg.swarm_timeout, holds_atom::value, caf::get_atom::value)
       .then(
-          [self, commit](supervisor_holds& h) {
-            if (!h.empty()) self->state.out->add(h);
+          [self, commit, gen](supervisor_holds& h) {
+            auto& s = self->state;
+            if (gen == s.generation && s.out && !h.empty()) s.out->add(h);
             commit();
           },
           [commit](caf::error&) { commit(); });
@@ -188,6 +197,7 @@ void pump(keeper_ptr self) {
     if (e.dormant) {
       add_dormant(self, *e.dormant);
       e.dormant.reset();
+      st.progress = std::chrono::steady_clock::now();
       st.pace.tick();
       if (++written == dormant_batch && st.next < st.queue.size()) {
         self->send(self, pump_atom::value);
@@ -201,14 +211,16 @@ void pump(keeper_ptr self) {
       auto& s = self->state;
       if (gen != s.generation) return false;  // given up on, or a later write
       --s.pending;
-      ++s.answers;
+      s.progress = std::chrono::steady_clock::now();
       return true;
     };
     const info_hash hash = e.hash;
     // No timeout of CAF's per request: each would be a round trip through
     // the clock thread (set, then fire long after the answer). The
     // watchdog (watch_atom) gives up on the swarms that keep a write
-    // waiting instead; an actor that ends answers with an error at once.
+    // waiting instead. A request still queued when its actor ends is
+    // answered with an error at once; one whose handler failed is never
+    // answered, and its response handler stays with the keeper.
     self->request(e.actor, caf::infinite, snapshot_atom::value)
         .then(
             [self, done](swarm_snapshot& snap) {
@@ -230,6 +242,7 @@ void pump(keeper_ptr self) {
                 add_dormant(self, *d);
               else
                 ++s.left_out;
+              s.pace.tick();
               pump(self);
             });
   }
@@ -239,21 +252,28 @@ void pump(keeper_ptr self) {
   }
 }
 
-/// Every `swarm_timeout` while a write runs: when no swarm answered since
-/// the last look, the ones still asked are left out of this file.
+/// While a write runs: once it has waited `swarm_timeout` without moving
+/// on (no answer, no sleeping swarm written), the swarms it still asked are
+/// left out of this file and their answers, should they come, dropped.
 void watch(keeper_ptr self, std::uint64_t gen) {
   auto& st = self->state;
   if (gen != st.generation || !st.out) return;
-  if (st.pending > 0 && st.answers == st.answers_seen) {
+  const auto timeout = st.ctx->cfg.swarm_timeout;
+  const auto idle = std::chrono::steady_clock::now() - st.progress;
+  if (st.pending > 0 && idle >= timeout) {
     st.left_out += st.pending;
     st.pending = 0;
-    st.generation++;
-    gen = st.generation;
-    pump(self);
-    if (!st.out) return;
+    gen = ++st.generation;
+    st.progress = std::chrono::steady_clock::now();
+    pump(self);  // may finish this write and begin the next
+    if (!st.out || st.generation != gen) return;
   }
-  st.answers_seen = st.answers;
-  self->delayed_send(self, st.ctx->cfg.swarm_timeout, watch_atom::value, gen);
+  // Nothing asked: look again a whole timeout later.
+  const auto left = st.pending == 0
+                        ? timeout
+                        : timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now() - st.progress);
+  self->delayed_send(self, std::max(left, std::chrono::milliseconds{10}), watch_atom::value, gen);
 }
 
 void begin(keeper_ptr self) {
@@ -274,7 +294,7 @@ void begin(keeper_ptr self) {
   st.left_out = 0;
   st.tail = false;
   st.generation++;
-  st.answers = st.answers_seen = 0;
+  st.progress = std::chrono::steady_clock::now();
   const auto gen = st.generation;
   pump(self);
   if (st.out) self->delayed_send(self, st.ctx->cfg.swarm_timeout, watch_atom::value, gen);
@@ -292,12 +312,16 @@ caf::behavior keeper_behavior(keeper_ptr self, std::shared_ptr<keeper_context> c
       },
       [self](watch_atom, std::uint64_t gen) { watch(self, gen); },
       [self](save_atom) {
+        // A write under way began before the caller's moment (the drain, a
+        // leave): it gives way to one that begins now, at once, instead of
+        // being finished first (a million swarms take minutes twice).
         auto rp = self->make_response_promise();
         self->state.waiting.push_back(rp);
-        if (self->state.busy)
-          self->state.again = true;
-        else
-          begin(self);
+        if (self->state.busy) {
+          spdlog::info("state: the write under way gives way to a new one");
+          abandon(self);
+        }
+        begin(self);
         return rp;
       },
   };

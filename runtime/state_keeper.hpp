@@ -10,8 +10,8 @@
 ///             answer into the temporary file; then bans and holds; then
 ///             the atomic rename (runtime/state_file.hpp)
 ///   SIGTERM:  save_now() the same way, waited for; a periodic write under
-///             way then is finished and followed by a whole new one (it
-///             began before the drain)
+///             way then is abandoned (it began before the drain) and the
+///             new one begins at once
 ///
 /// A swarm is copied on its own thread between two of its messages, so
 /// announces pause only for the copy of their own swarm. Few requests are
@@ -47,8 +47,8 @@ struct state_config {
   std::chrono::milliseconds period{std::chrono::minutes{5}};
   /// Snapshots asked of swarms at once.
   std::size_t in_flight = 16;
-  /// How long a write waits without any answer before the swarms it still
-  /// asked are left out of it.
+  /// How long a write waits without moving on (no answer, no sleeping
+  /// swarm written) before the swarms it still asked are left out of it.
   std::chrono::milliseconds swarm_timeout{std::chrono::seconds{10}};
   /// A restored peer that last announced longer ago than this is dropped
   /// (the swarms' `tracker.peer-timeout`).

@@ -26,7 +26,8 @@
 # (--state.snapshot-period=0s, same population, swarms awake as loaded):
 # the baseline. Each round prints its lines; the summary prints the median
 # over the rounds of each probe's p99 and maximum. STATE_PHASES (default
-# "awake falling asleep") names the probes run before SIGTERM: a million
+# "awake falling asleep") names the probes run before SIGTERM (the awake
+# probe and the baseline always run; the other two as named): a million
 # swarms take about 17 minutes to fall asleep at the default rate, so
 # "STATE_PHASES=awake" measures the write, the load and the pause of a
 # population that is awake, without that wait.
