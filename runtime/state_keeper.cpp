@@ -83,8 +83,9 @@ struct keeper_state {
   // write_tail has begun (once per write).
   bool tail = false;
   std::uint64_t left_out = 0;
-  // Bumped when a write begins and when the swarms it still waits for are
-  // given up: an answer of an older generation is dropped.
+  // Bumped when a write begins, when the swarms it still waits for are
+  // given up and when it is abandoned: an answer, a watchdog look or the
+  // holds' answer of an older generation is dropped.
   std::uint64_t generation = 0;
   // When the write last moved on: an answer, or a sleeping swarm written.
   std::chrono::steady_clock::time_point progress;
@@ -265,8 +266,8 @@ void watch(keeper_ptr self, std::uint64_t gen) {
     st.pending = 0;
     gen = ++st.generation;
     st.progress = std::chrono::steady_clock::now();
-    pump(self);  // may finish this write and begin the next
-    if (!st.out || st.generation != gen) return;
+    pump(self);  // may finish this write
+    if (!st.out) return;
   }
   // Nothing asked: look again a whole timeout later.
   const auto left = st.pending == 0

@@ -15,9 +15,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <iterator>
 #include <set>
+
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "runtime/directory.hpp"
 #include "runtime/message_types.hpp"
@@ -476,6 +481,101 @@ TEST_F(StateFile, SwarmsThatDoNotAnswerAreLeftOutAndTheirLateAnswersDropped) {
   std::set<info_hash> hashes;
   for (const auto& x : c.swarms) hashes.insert(x.hash);
   EXPECT_EQ(hashes.size(), 3u);
+  keeper.stop();
+  caf::anon_send_exit(blocker, caf::exit_reason::user_shutdown);
+  dir.stop_all();
+}
+
+
+/// A log sink that lets a test wait for a line holding `needle`.
+class line_waiter final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit line_waiter(std::string needle) : needle_(std::move(needle)) {}
+  bool wait(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> g(m_);
+    return cv_.wait_for(g, timeout, [this] { return seen_ > 0; });
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const std::string text(msg.payload.data(), msg.payload.size());
+    if (text.find(needle_) == std::string::npos) return;
+    std::lock_guard<std::mutex> g(m_);
+    ++seen_;
+    cv_.notify_all();
+  }
+  void flush_() override {}
+
+ private:
+  const std::string needle_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  int seen_ = 0;
+};
+
+// Two saves while the swarms cannot answer (the one worker is held): the
+// write the first began gives way to the second's at once (the log says
+// so); once the worker is free both are answered by that one write, which
+// holds every swarm once, and no temporary file is left.
+/// Makes `logger` the default one while it lives. Declared before the
+/// actor system, it is set before any of the system's threads starts and
+/// put back after they are joined.
+class default_logger_while {
+ public:
+  explicit default_logger_while(std::shared_ptr<spdlog::logger> logger)
+      : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::move(logger));
+  }
+  ~default_logger_while() { spdlog::set_default_logger(previous_); }
+  default_logger_while(const default_logger_while&) = delete;
+  default_logger_while& operator=(const default_logger_while&) = delete;
+
+ private:
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST_F(StateFile, ASaveAskedDuringAWriteAbandonsItAndOneNewWriteAnswersBoth) {
+  auto waiter = std::make_shared<line_waiter>("gives way to a new one");
+  default_logger_while logs{std::make_shared<spdlog::logger>("wait", waiter)};
+  caf::actor_system_config sys_cfg;
+  sys_cfg.set("scheduler.max-threads", 1);
+  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  register_message_types(sys_cfg);
+  caf::actor_system sys{sys_cfg};
+  swarm_config cfg;
+  cfg.peer_timeout = std::chrono::hours(1);
+  swarm_directory dir(sys, cfg);
+  for (std::uint8_t b = 1; b <= 3; ++b) ASSERT_TRUE(dir.install(swarm_of(b, 5)));
+  state_config sc;
+  sc.dir = dir_;
+  sc.period = 0ms;
+  sc.swarm_timeout = 30s;
+  state_keeper keeper(sys, dir, nullptr, sc);
+  std::promise<void> held;
+  std::promise<void> release;
+  auto until_released = release.get_future().share();
+  auto blocker = sys.spawn([&held, until_released](caf::event_based_actor*) -> caf::behavior {
+    return {[&held, until_released](caf::ok_atom) {
+      held.set_value();
+      until_released.wait();
+    }};
+  });
+  caf::anon_send(blocker, caf::ok_atom::value);
+  held.get_future().wait();
+  keeper.start();  // one keeper actor before the two callers race to it
+  auto first = std::async(std::launch::async, [&keeper] { return keeper.save_now(60s); });
+  auto second = std::async(std::launch::async, [&keeper] { return keeper.save_now(60s); });
+  const bool gave_way = waiter->wait(30s);
+  release.set_value();
+  EXPECT_TRUE(gave_way);
+  EXPECT_TRUE(first.get());
+  EXPECT_TRUE(second.get());
+  EXPECT_EQ(keeper.stats()->writes.load(), 1u);
+  EXPECT_EQ(keeper.stats()->last_swarms.load(), 3u);
+  collected c;
+  ASSERT_EQ(state_file::read(dir_, sink_into(c)).status, outcome::loaded);
+  EXPECT_EQ(c.swarms.size(), 3u);
+  EXPECT_FALSE(fs::exists(fs::path(dir_) / state_file::temp_name));
   keeper.stop();
   caf::anon_send_exit(blocker, caf::exit_reason::user_shutdown);
   dir.stop_all();
