@@ -67,7 +67,9 @@ start() {  # start PERIOD
     "${one_address_flags[@]}" \
     >>"$work/log" 2>&1 &
   pid=$!
-  for _ in $(seq 600); do healthy && break; sleep 0.05; done
+  # /health answers once the state file is loaded: about 4 s for 100,000
+  # swarms x 10 peers, about a minute for 1,000,000 x 10. Ten minutes at most.
+  for _ in $(seq 12000); do healthy && break; sleep 0.05; done
   healthy || { tail -20 "$work/log" >&2; exit 1; }
   up_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
