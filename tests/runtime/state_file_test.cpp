@@ -431,45 +431,82 @@ TEST(StateAging, DowntimeAgesPeersAndDropsTheExpired) {
 }
 
 
+/// A node of one scheduler thread holding three swarms of five peers,
+/// whose worker a test can hold (a blocking actor) so that no swarm
+/// answers until `release()`.
+struct one_worker_node {
+  static caf::actor_system_config& configured(caf::actor_system_config& c) {
+    c.set("scheduler.max-threads", 1);
+    c.set("logger.file-verbosity", caf::atom("quiet"));
+    register_message_types(c);
+    return c;
+  }
+  static swarm_config swarms() {
+    swarm_config cfg;
+    cfg.peer_timeout = std::chrono::hours(1);
+    return cfg;
+  }
+
+  one_worker_node() {
+    for (std::uint8_t b = 1; b <= 3; ++b) installed += dir.install(swarm_of(b, 5)) ? 1 : 0;
+  }
+  ~one_worker_node() {
+    if (blocker) {
+      if (!released) release();
+      caf::anon_send_exit(blocker, caf::exit_reason::user_shutdown);
+    }
+    dir.stop_all();
+  }
+  bool filled() const { return installed == 3; }
+  /// Returns once the worker runs the blocking actor.
+  void hold() {
+    std::promise<void> held;
+    auto until = freed.get_future().share();
+    blocker = sys.spawn([&held, until](caf::event_based_actor*) -> caf::behavior {
+      return {[&held, until](caf::ok_atom) {
+        held.set_value();
+        until.wait();
+      }};
+    });
+    caf::anon_send(blocker, caf::ok_atom::value);
+    held.get_future().wait();
+  }
+  void release() {
+    released = true;
+    freed.set_value();
+  }
+
+  caf::actor_system_config cfg;
+  caf::actor_system sys{configured(cfg)};
+  swarm_directory dir{sys, swarms()};
+  int installed = 0;
+  std::promise<void> freed;
+  bool released = false;
+  caf::actor blocker;
+};
+
 // The keeper on a real scheduler of one worker thread, held by a blocking
 // actor: the swarms cannot answer the keeper's snapshot requests. The
 // write goes on without them after `swarm_timeout` with no answer (the old
 // file is replaced, the swarms left out), and their answers, arriving once
 // the worker is free, are dropped: the next write holds every swarm once.
 TEST_F(StateFile, SwarmsThatDoNotAnswerAreLeftOutAndTheirLateAnswersDropped) {
-  caf::actor_system_config sys_cfg;
-  sys_cfg.set("scheduler.max-threads", 1);
-  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  register_message_types(sys_cfg);
-  caf::actor_system sys{sys_cfg};
-  swarm_config cfg;
-  cfg.peer_timeout = std::chrono::hours(1);
-  swarm_directory dir(sys, cfg);
-  for (std::uint8_t b = 1; b <= 3; ++b) ASSERT_TRUE(dir.install(swarm_of(b, 5)));
+  one_worker_node node;
+  ASSERT_TRUE(node.filled());
   state_config sc;
   sc.dir = dir_;
   sc.period = 0ms;
   // Long enough for a slow machine (sanitizers) to answer the second write
   // in time.
   sc.swarm_timeout = 1s;
-  state_keeper keeper(sys, dir, nullptr, sc);
-  std::promise<void> held;
-  std::promise<void> release;
-  auto until_released = release.get_future().share();
-  auto blocker = sys.spawn([&held, until_released](caf::event_based_actor*) -> caf::behavior {
-    return {[&held, until_released](caf::ok_atom) {
-      held.set_value();
-      until_released.wait();
-    }};
-  });
-  caf::anon_send(blocker, caf::ok_atom::value);
-  held.get_future().wait();
+  state_keeper keeper(node.sys, node.dir, nullptr, sc);
+  node.hold();
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_TRUE(keeper.save_now(20s));
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 1s);
   EXPECT_EQ(keeper.stats()->last_swarms.load(), 0u);
   EXPECT_EQ(keeper.stats()->writes.load(), 1u);
-  release.set_value();
+  node.release();
   // The three late answers come before or while this write asks again:
   // they count for nothing, the new answers once each.
   EXPECT_TRUE(keeper.save_now(20s));
@@ -481,9 +518,6 @@ TEST_F(StateFile, SwarmsThatDoNotAnswerAreLeftOutAndTheirLateAnswersDropped) {
   std::set<info_hash> hashes;
   for (const auto& x : c.swarms) hashes.insert(x.hash);
   EXPECT_EQ(hashes.size(), 3u);
-  keeper.stop();
-  caf::anon_send_exit(blocker, caf::exit_reason::user_shutdown);
-  dir.stop_all();
 }
 
 
@@ -537,36 +571,19 @@ class default_logger_while {
 TEST_F(StateFile, ASaveAskedDuringAWriteAbandonsItAndOneNewWriteAnswersBoth) {
   auto waiter = std::make_shared<line_waiter>("gives way to a new one");
   default_logger_while logs{std::make_shared<spdlog::logger>("wait", waiter)};
-  caf::actor_system_config sys_cfg;
-  sys_cfg.set("scheduler.max-threads", 1);
-  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  register_message_types(sys_cfg);
-  caf::actor_system sys{sys_cfg};
-  swarm_config cfg;
-  cfg.peer_timeout = std::chrono::hours(1);
-  swarm_directory dir(sys, cfg);
-  for (std::uint8_t b = 1; b <= 3; ++b) ASSERT_TRUE(dir.install(swarm_of(b, 5)));
+  one_worker_node node;
+  ASSERT_TRUE(node.filled());
   state_config sc;
   sc.dir = dir_;
   sc.period = 0ms;
   sc.swarm_timeout = 30s;
-  state_keeper keeper(sys, dir, nullptr, sc);
-  std::promise<void> held;
-  std::promise<void> release;
-  auto until_released = release.get_future().share();
-  auto blocker = sys.spawn([&held, until_released](caf::event_based_actor*) -> caf::behavior {
-    return {[&held, until_released](caf::ok_atom) {
-      held.set_value();
-      until_released.wait();
-    }};
-  });
-  caf::anon_send(blocker, caf::ok_atom::value);
-  held.get_future().wait();
+  state_keeper keeper(node.sys, node.dir, nullptr, sc);
+  node.hold();
   keeper.start();  // one keeper actor before the two callers race to it
   auto first = std::async(std::launch::async, [&keeper] { return keeper.save_now(60s); });
   auto second = std::async(std::launch::async, [&keeper] { return keeper.save_now(60s); });
   const bool gave_way = waiter->wait(30s);
-  release.set_value();
+  node.release();
   EXPECT_TRUE(gave_way);
   EXPECT_TRUE(first.get());
   EXPECT_TRUE(second.get());
@@ -576,9 +593,6 @@ TEST_F(StateFile, ASaveAskedDuringAWriteAbandonsItAndOneNewWriteAnswersBoth) {
   ASSERT_EQ(state_file::read(dir_, sink_into(c)).status, outcome::loaded);
   EXPECT_EQ(c.swarms.size(), 3u);
   EXPECT_FALSE(fs::exists(fs::path(dir_) / state_file::temp_name));
-  keeper.stop();
-  caf::anon_send_exit(blocker, caf::exit_reason::user_shutdown);
-  dir.stop_all();
 }
 
 }  // namespace
