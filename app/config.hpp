@@ -108,6 +108,9 @@ struct daemon_settings {
   state_config state;
   /// How long SIGINT/SIGTERM waits for open requests before stopping.
   std::chrono::milliseconds drain_timeout{10000};
+  /// `scheduler.batch`: every thread under SCHED_BATCH (set by main before
+  /// the first thread starts, so every thread inherits it).
+  bool batch_scheduling = true;
   /// Warnings for the log once it is set up (a deprecated option name was
   /// used), one line each.
   std::vector<std::string> warnings;

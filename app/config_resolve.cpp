@@ -475,6 +475,7 @@ void resolve(const caf::settings& content, daemon_settings& out, problems& p) {
   out.state.peer_timeout = out.swarm.peer_timeout;
   // Read by CAF's scheduler from the merged content (see load_config).
   r.integer("scheduler.max-threads");
+  out.batch_scheduling = r.boolean("scheduler.batch");
 }
 
 }  // namespace sk::config::detail

@@ -484,6 +484,11 @@ std::vector<option_def> option_table() {
         o.caf_owned = true;
         return o;
       }(),
+      flag("scheduler", "batch", true,
+           "every thread of the daemon under Linux's SCHED_BATCH policy: a thread that hands "
+           "work to another (a network thread waking the actor scheduler) is not preempted by "
+           "it and goes on until it blocks, so requests move between threads in larger rounds "
+           "(bench/udp/README.md); --no-batch or false: the normal policy (SCHED_OTHER)"),
   };
 }
 
@@ -527,7 +532,8 @@ const std::vector<section_def>& sections() {
       {"state", "what survives a restart: the state file",
        "runtime/state_keeper.hpp (state_config)"},
       {"shutdown", "stopping on SIGINT/SIGTERM", "app/swarmkeeper_main.cpp (drain)"},
-      {"scheduler", "CAF's actor scheduler", "CAF's actor_system_config"},
+      {"scheduler", "threads: CAF's actor scheduler and the kernel's policy for every thread",
+       "CAF's actor_system_config; batch: app/swarmkeeper_main.cpp"},
   };
   return table;
 }
@@ -546,6 +552,7 @@ const std::vector<alias_def>& aliases() {
       {"log-level", "log.level"},
       {"udp-port", "udp.port"},
       {"no-udp", "udp.enable", true},
+      {"no-batch", "scheduler.batch", true},
       {"admin-port", "admin.port"},
       {"admin-token", "admin.token"},
       {"node-name", "cluster.node-name"},

@@ -29,8 +29,15 @@
 #   BENCH_ROUNDS [1]         rounds; figures are medians over rounds
 #   BENCH_MAX_LOSS [0.001]   a run is flagged when (errors + timeouts) /
 #                            responses exceeds this
-#   BENCH_SWARMKEEPER_ARGS   extra daemon options; default with BENCH_PIN=1
-#                            "--io-threads=1 --scheduler.max-threads=1 --udp.workers=1"
+#   BENCH_SWARMKEEPER_ARGS   extra daemon options [none: the default
+#                            configuration, whose thread counts follow the
+#                            CPU affinity mask: one of each under taskset -c 0]
+#   BENCH_FLOOR [0]          1: also measure udp_floor (bench/udp/udp_floor.cpp,
+#                            built next to udp_loadgen), a responder that does
+#                            only the datagram I/O, with --io=mmsg and
+#                            --io=uring: the part of the CPU per response no
+#                            tracker saves on, and io_uring against
+#                            recvmmsg/sendmmsg
 #
 # swarmkeeper always gets --tracker.min-interval=1s: every peer re-announces
 # once per cycle (200,000 slots at 100-200k responses/s: 1-2 s), so under the
@@ -63,12 +70,8 @@ tracker_cpus=${BENCH_TRACKER_CPUS:-0}
 loadgen_cpus=${BENCH_LOADGEN_CPUS:-1}
 rounds=${BENCH_ROUNDS:-1}
 max_loss=${BENCH_MAX_LOSS:-0.001}
-if [[ $pin == 1 ]]; then
-  sk_args_default="--io-threads=1 --scheduler.max-threads=1 --udp.workers=1"
-else
-  sk_args_default=""
-fi
-read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-$sk_args_default}"
+floor=${BENCH_FLOOR:-0}
+read -r -a sk_extra <<<"${BENCH_SWARMKEEPER_ARGS-}"
 sk_extra+=(--tracker.min-interval=1s)
 sk_extra+=("${one_address_flags[@]}")
 
@@ -82,6 +85,17 @@ sk=$(find_bin swarmkeeper "${1:-${SWARMKEEPER:-}}")
 lg=$(find_bin udp_loadgen "${2:-${UDP_LOADGEN:-}}")
 [[ -n $sk && -x $sk ]] || die "no swarmkeeper binary (cmake --build build, or pass its path)"
 [[ -n $lg && -x $lg ]] || die "no udp_loadgen binary (cmake --build build --target udp_loadgen, or pass its path as \$2)"
+floor_modes=()
+if [[ $floor == 1 ]]; then
+  fl=$(dirname "$lg")/udp_floor
+  [[ -x $fl ]] || die "BENCH_FLOOR=1 needs udp_floor next to udp_loadgen (cmake --build build --target udp_floor)"
+  floor_modes=(mmsg)
+  if "$fl" --io=uring 2>&1 | grep -q 'without liburing'; then  # no port: only the usage line
+    note "udp_floor was built without liburing (apt install liburing-dev, rebuild): no io_uring row"
+  else
+    floor_modes+=(uring)
+  fi
+fi
 
 for v in duration window threads scrape_hashes torrents peers rounds; do
   [[ ${!v} =~ ^[0-9]+$ && ${!v} -ge 1 ]] || die "BENCH_${v^^} must be a positive integer, not '${!v}'"
@@ -125,6 +139,14 @@ start_swarmkeeper() {
   tracker_pid=$!
   wait_until 20 http_ok "http://127.0.0.1:$http_port/health" \
     || { tail -20 "$work/swarmkeeper.log" >&2; die "swarmkeeper did not answer /health"; }
+}
+
+start_floor() {  # start_floor MODE
+  port=$(free_port)
+  "${pin_tracker[@]}" "$fl" --port="$port" --io="$1" >"$work/floor.log" 2>&1 &
+  tracker_pid=$!
+  wait_until 10 grep -q '^ready' "$work/floor.log" \
+    || { cat "$work/floor.log" >&2; die "udp_floor --io=$1 did not start"; }
 }
 
 stop_tracker() {
@@ -193,6 +215,10 @@ for ((round = 1; round <= rounds; round++)); do
   start_opentracker; warm_up; measure opentracker "$round"; stop_tracker opentracker
   note "round $round/$rounds: swarmkeeper"
   start_swarmkeeper; warm_up; measure swarmkeeper "$round"; stop_tracker swarmkeeper
+  for m in "${floor_modes[@]}"; do
+    note "round $round/$rounds: udp_floor --io=$m"
+    start_floor "$m"; warm_up; measure "floor-$m" "$round"; stop_tracker "floor-$m"
+  done
 done
 
 metric() {
@@ -217,7 +243,11 @@ echo "RESULT (median of $rounds round(s), $torrents x $peers peers, $threads x w
 printf '  %-12s %10s %16s %14s\n' tracker 'resp/s' 'tracker us/resp' 'peers/announce'
 printf '  %-12s %10.0f %16.1f %14s\n' opentracker "$ot" "$(cpu_per_resp opentracker)" "$(metric opentracker avg_peers)"
 printf '  %-12s %10.0f %16.1f %14s\n' swarmkeeper "$skr" "$(cpu_per_resp swarmkeeper)" "$(metric swarmkeeper avg_peers)"
-awk -v a="$skr" -v b="$ot" 'BEGIN{printf "  ratio swarmkeeper/opentracker: %.2fx (target 1.0x, stretch 1.5x)\n", a / b}'
+for m in "${floor_modes[@]}"; do
+  printf '  %-12s %10.0f %16.1f %14s\n' "floor-$m" "$(metric "floor-$m" rps)" "$(cpu_per_resp "floor-$m")" \
+    "$(metric "floor-$m" avg_peers)"
+done
+awk -v a="$skr" -v b="$ot" 'BEGIN{printf "  ratio swarmkeeper/opentracker: %.2fx (target 1.2x with no more CPU per response)\n", a / b}'
 if ((flagged)); then
   echo "  !! at least one run was FLAGGED (see above): the figures are not trustworthy"
   exit 1
