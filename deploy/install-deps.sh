@@ -61,7 +61,8 @@ if [[ $mode != run ]]; then
   )
 fi
 if [[ $mode == bench ]]; then
-  packages+=(opentracker wrk)
+  # liburing-dev: udp_floor --io=uring (bench/udp/README.md)
+  packages+=(opentracker wrk liburing-dev)
 fi
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

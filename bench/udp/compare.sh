@@ -143,7 +143,9 @@ start_swarmkeeper() {
 
 start_floor() {  # start_floor MODE
   port=$(free_port)
-  "${pin_tracker[@]}" "$fl" --port="$port" --io="$1" >"$work/floor.log" 2>&1 &
+  # Replies as long as the trackers': numwant (50) peers, fewer in smaller swarms.
+  "${pin_tracker[@]}" "$fl" --port="$port" --io="$1" --peers=$((peers < 50 ? peers : 50)) \
+    >"$work/floor.log" 2>&1 &
   tracker_pid=$!
   wait_until 10 grep -q '^ready' "$work/floor.log" \
     || { cat "$work/floor.log" >&2; die "udp_floor --io=$1 did not start"; }
