@@ -306,16 +306,18 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
 }
 
 /// Puts the calling thread (and so every thread it starts afterwards) under
-/// SCHED_BATCH; the errno when the kernel refuses, 0 otherwise. On a core
+/// SCHED_BATCH, or SCHED_OTHER when `batch` is false (whatever policy the
+/// process was started with); the errno when the kernel refuses, 0
+/// otherwise. Under SCHED_BATCH, on a core
 /// that the network threads share with the actor scheduler, a woken thread
 /// does not preempt the one that woke it: a UDP worker that has just handed
 /// a round of announces to the scheduler finishes its round (sends the
 /// replies ready, reads more) before the scheduler's worker runs the swarms,
 /// instead of one switch each way per hand-over.
-int set_batch_policy() {
+int set_thread_policy(bool batch) {
   sched_param none{};
   none.sched_priority = 0;
-  return ::sched_setscheduler(0, SCHED_BATCH, &none) == 0 ? 0 : errno;
+  return ::sched_setscheduler(0, batch ? SCHED_BATCH : SCHED_OTHER, &none) == 0 ? 0 : errno;
 }
 
 }  // namespace
@@ -351,13 +353,15 @@ int main(int argc, char** argv) {
       return exit_config_error;
   }
   // Before the first thread starts, so that every thread inherits it.
-  const int batch_error = settings.batch_scheduling ? set_batch_policy() : 0;
+  const int policy_error = set_thread_policy(settings.batch_scheduling);
   sk::log_format format = sk::log_format::text;
   sk::parse_log_format(settings.log_format, format);  // the schema allows only its names
   sk::setup_logging(settings.log_level, format);
-  if (batch_error != 0)
-    spdlog::warn("scheduler.batch: SCHED_BATCH refused ({}); threads run under the normal policy",
-                 std::strerror(batch_error));
+  if (policy_error != 0)
+    spdlog::warn("scheduler.batch: the kernel refused {} ({}); threads keep the policy the "
+                 "process was started with",
+                 settings.batch_scheduling ? "SCHED_BATCH" : "SCHED_OTHER",
+                 std::strerror(policy_error));
   sk::setup_swarm_log_budget(settings.log_swarm_lines_per_minute, settings.log_swarm_lines_burst);
   for (const auto& w : settings.warnings) spdlog::warn("config: {}", w);
   sk::register_message_types(cfg);

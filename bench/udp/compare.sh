@@ -90,7 +90,8 @@ if [[ $floor == 1 ]]; then
   fl=$(dirname "$lg")/udp_floor
   [[ -x $fl ]] || die "BENCH_FLOOR=1 needs udp_floor next to udp_loadgen (cmake --build build --target udp_floor)"
   floor_modes=(mmsg)
-  if "$fl" --io=uring 2>&1 | grep -q 'without liburing'; then  # no port: only the usage line
+  usage_line=$("$fl" --io=uring 2>&1 || true)  # no port: only the usage line, status 2
+  if grep -q 'without liburing' <<<"$usage_line"; then
     note "udp_floor was built without liburing (apt install liburing-dev, rebuild): no io_uring row"
   else
     floor_modes+=(uring)
@@ -143,11 +144,12 @@ start_swarmkeeper() {
 
 start_floor() {  # start_floor MODE
   port=$(free_port)
+  rm -f "$work/floor.log"  # the wait below must see this start's "ready", not the last one's
   # Replies as long as the trackers': numwant (50) peers, fewer in smaller swarms.
   "${pin_tracker[@]}" "$fl" --port="$port" --io="$1" --peers=$((peers < 50 ? peers : 50)) \
     >"$work/floor.log" 2>&1 &
   tracker_pid=$!
-  wait_until 10 grep -q '^ready' "$work/floor.log" \
+  wait_until 10 grep -qs '^ready' "$work/floor.log" \
     || { cat "$work/floor.log" >&2; die "udp_floor --io=$1 did not start"; }
 }
 

@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -127,6 +128,11 @@ int bound_socket(int port) {
   const int size = 4 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  // A blocked receive returns every 200 ms, so a stop signal that arrives
+  // between the loop's check and the call is seen soon after.
+  timeval wake{};
+  wake.tv_usec = 200000;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -148,7 +154,7 @@ std::uint64_t serve_plain(int fd, const responder& r) {
     socklen_t from_len = sizeof from;
     const ssize_t n = ::recvfrom(fd, in, sizeof in, 0, reinterpret_cast<sockaddr*>(&from), &from_len);
     if (n < 0) {
-      continue;  // EINTR (a signal) or an ICMP error of an earlier send
+      continue;  // EINTR (a signal), the 200 ms timeout, or an ICMP error of an earlier send
     }
     const std::size_t len = r.answer(in, static_cast<std::size_t>(n), out);
     if (len != 0 && ::sendto(fd, out, len, 0, reinterpret_cast<sockaddr*>(&from), from_len) >= 0) {
@@ -287,9 +293,14 @@ std::uint64_t serve_uring(int fd, const responder& r) {
   std::uint64_t dropped = 0;
   arm_receive();
   while (!stopping) {
-    rc = io_uring_submit_and_wait(&ring, 1);
-    if (rc < 0 && rc != -EINTR && rc != -EBUSY) {
-      std::fprintf(stderr, "udp_floor: io_uring_submit_and_wait: %s\n", std::strerror(-rc));
+    // Returns after 200 ms without a completion, so a stop signal that
+    // arrives between the loop's check and the wait is seen soon after.
+    __kernel_timespec wake{};
+    wake.tv_nsec = 200000000;
+    io_uring_cqe* first = nullptr;
+    rc = io_uring_submit_and_wait_timeout(&ring, &first, 1, &wake, nullptr);
+    if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -ETIME) {
+      std::fprintf(stderr, "udp_floor: io_uring_submit_and_wait_timeout: %s\n", std::strerror(-rc));
       break;
     }
     unsigned head = 0;
@@ -306,7 +317,15 @@ std::uint64_t serve_uring(int fd, const responder& r) {
         continue;
       }
       if ((cqe->flags & IORING_CQE_F_MORE) == 0) {
-        rearm = true;  // the multishot receive ended (ENOBUFS, an error)
+        // The multishot receive ended: for want of buffers (given back
+        // below) it is armed again; any other error would end it again at
+        // once, so it ends the loop (a kernel without multishot recvmsg).
+        if (cqe->res < 0 && cqe->res != -ENOBUFS) {
+          std::fprintf(stderr, "udp_floor: multishot recvmsg: %s\n", std::strerror(-cqe->res));
+          stopping = 1;
+        } else {
+          rearm = true;
+        }
       }
       if (cqe->res < 0 || (cqe->flags & IORING_CQE_F_BUFFER) == 0) {
         continue;
@@ -337,7 +356,7 @@ std::uint64_t serve_uring(int fd, const responder& r) {
             io_uring_prep_sendmsg(sqe, fd, &out.msg, 0);
             io_uring_sqe_set_data64(sqe, s);
           } else if (len != 0) {
-            ++dropped;  // the submission queue is full until the next submit
+            ++dropped;  // no submission entry free until the next submit
           }
         }
       }
@@ -347,12 +366,12 @@ std::uint64_t serve_uring(int fd, const responder& r) {
     if (returned != 0) {
       io_uring_buf_ring_advance(br, static_cast<int>(returned));
     }
-    if (rearm) {
+    if (rearm && !stopping) {
       arm_receive();
     }
   }
   if (dropped != 0) {
-    std::fprintf(stderr, "udp_floor: %llu replies dropped (no free send slot)\n",
+    std::fprintf(stderr, "udp_floor: %llu replies dropped (no free send slot or submission entry)\n",
                  static_cast<unsigned long long>(dropped));
   }
   io_uring_queue_exit(&ring);

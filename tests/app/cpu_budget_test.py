@@ -21,15 +21,22 @@ LINE = re.compile(r"serving HTTP on .*\((\d+) I/O threads, (\d+) scheduler threa
 
 
 def policies_of(pid):
-    """The scheduling policy of every thread of `pid`, by thread id."""
-    return {int(t): os.sched_getscheduler(int(t)) for t in os.listdir(f"/proc/{pid}/task")}
+    """The scheduling policy of every thread of `pid`, by thread id (a
+    thread that ends meanwhile is left out)."""
+    out = {}
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            out[int(t)] = os.sched_getscheduler(int(t))
+        except ProcessLookupError:
+            pass
+    return out
 
 
-def threads_under(binary, cpus, extra=()):
+def threads_under(binary, cpus, extra=(), wrapper=()):
     """(I/O threads, scheduler threads, {tid: policy}) of a daemon started
-    under `taskset -c cpus`, read once it serves."""
+    under `taskset -c cpus` (and `wrapper`), read once it serves."""
     port = free_port()
-    cmd = ["taskset", "-c", cpus, binary, "--http.bind=127.0.0.1", f"--http.port={port}",
+    cmd = ["taskset", "-c", cpus, *wrapper, binary, "--http.bind=127.0.0.1", f"--http.port={port}",
            f"--udp.port={port}", "--admin.port=0", *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen = []
@@ -63,7 +70,9 @@ def main():
     assert len(policies) >= 4 and set(policies.values()) == {os.SCHED_BATCH}, \
         f"default: every thread under SCHED_BATCH ({os.SCHED_BATCH}), got {policies}"
     print(f"default: {len(policies)} threads, all SCHED_BATCH")
-    _, _, policies = threads_under(binary, "0", ["--no-batch"])
+    # Started under SCHED_BATCH itself, so --no-batch must set SCHED_OTHER,
+    # not merely leave the inherited policy alone.
+    _, _, policies = threads_under(binary, "0", ["--no-batch"], ["chrt", "-b", "0"])
     assert len(policies) >= 4 and set(policies.values()) == {os.SCHED_OTHER}, \
         f"--no-batch: every thread under SCHED_OTHER ({os.SCHED_OTHER}), got {policies}"
     print(f"--no-batch: {len(policies)} threads, all SCHED_OTHER")
