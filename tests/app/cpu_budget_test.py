@@ -16,24 +16,13 @@ import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
+from daemon_checks import thread_policies  # noqa: E402
 
 LINE = re.compile(r"serving HTTP on .*\((\d+) I/O threads, (\d+) scheduler threads\)")
 
 
-def policies_of(pid):
-    """The scheduling policy of every thread of `pid`, by thread id (a
-    thread that ends meanwhile is left out)."""
-    out = {}
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            out[int(t)] = os.sched_getscheduler(int(t))
-        except ProcessLookupError:
-            pass
-    return out
-
-
 def threads_under(binary, cpus, extra=(), wrapper=()):
-    """(I/O threads, scheduler threads, {tid: policy}) of a daemon started
+    """(I/O threads, scheduler threads, {thread: policy}) of a daemon started
     under `taskset -c cpus` (and `wrapper`), read once it serves."""
     port = free_port()
     cmd = ["taskset", "-c", cpus, *wrapper, binary, "--http.bind=127.0.0.1", f"--http.port={port}",
@@ -46,7 +35,7 @@ def threads_under(binary, cpus, extra=(), wrapper=()):
             seen.append(line)
             m = LINE.search(line)
             if m:
-                return int(m.group(1)), int(m.group(2)), policies_of(proc.pid)
+                return int(m.group(1)), int(m.group(2)), thread_policies(proc.pid)
             if time.monotonic() > deadline:
                 break
         raise AssertionError(f"no 'serving HTTP' line from {' '.join(cmd)}:\n{''.join(seen)}")

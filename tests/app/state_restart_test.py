@@ -38,6 +38,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
 from tracker_requests import bdecode  # noqa: E402
+from daemon_checks import thread_policies  # noqa: E402
 
 TOKEN = "state-test-token-0123456789"
 
@@ -160,19 +161,6 @@ class Daemon:
                                               "Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read() or b"null")
-
-
-def thread_policies(pid):
-    """{thread name (id): scheduling policy} of every thread of `pid`
-    (field 41 of /proc/PID/task/TID/stat; the name may hold spaces)."""
-    out = {}
-    for tid in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-            stat = f.read()
-        name = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        out["%s (%s)" % (name, tid)] = int(fields[41 - 3])
-    return out
 
 
 def populate(d, hashes):
