@@ -325,15 +325,20 @@ void encode_udp_connect_response(std::string& out, transaction_id transaction,
   out.append(b, sizeof b);
 }
 
-void encode_udp_announce_response(std::string& out, transaction_id transaction,
-                                  std::int64_t interval, const swarm_stats& stats,
-                                  std::string_view compact_peers) {
-  char b[udp_announce_response_header_size];
+void encode_udp_announce_header(char* b, transaction_id transaction, std::int64_t interval,
+                                const swarm_stats& stats) noexcept {
   put_u32(b, static_cast<std::uint32_t>(udp_action::announce));
   put_u32(b + 4, transaction.value);
   put_u32(b + 8, clamp_i32(interval));
   put_u32(b + 12, clamp_i32(stats.incomplete));
   put_u32(b + 16, clamp_i32(stats.complete));
+}
+
+void encode_udp_announce_response(std::string& out, transaction_id transaction,
+                                  std::int64_t interval, const swarm_stats& stats,
+                                  std::string_view compact_peers) {
+  char b[udp_announce_response_header_size];
+  encode_udp_announce_header(b, transaction, interval, stats);
   out.reserve(out.size() + sizeof b + compact_peers.size());
   out.append(b, sizeof b);
   out.append(compact_peers.data(), compact_peers.size());

@@ -285,6 +285,10 @@ void encode_udp_announce_response(std::string& out, transaction_id transaction,
                                   std::int64_t interval, const swarm_stats& stats,
                                   std::string_view compact_peers);
 
+/// Writes the 20-byte header of that reply to `out` (the peers follow it).
+void encode_udp_announce_header(char* out, transaction_id transaction, std::int64_t interval,
+                                const swarm_stats& stats) noexcept;
+
 /// Appends a scrape reply: one (seeders, completed, leechers) triple per
 /// entry of `stats`, in the order of the request's hashes. Clamped like the
 /// announce reply.

@@ -1,5 +1,7 @@
 #include "runtime/compact_heap.hpp"
 
+#include "tracker/page_allocator.hpp"
+
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -92,6 +94,7 @@ void compact_heap::push_front(slab* s) noexcept {
 
 void* compact_heap::do_allocate(std::size_t bytes, std::size_t alignment) {
   if (bytes == 0) bytes = 1;
+  if (bytes >= page_array_threshold && alignment <= 64) return detail::allocate_peer_array(bytes);
   if (bytes > largest || alignment > step) return ::operator new(bytes, std::align_val_t{alignment});
   const std::size_t cls = class_of(bytes);
   std::lock_guard<std::mutex> guard(mtx_);
@@ -123,6 +126,10 @@ void* compact_heap::do_allocate(std::size_t bytes, std::size_t alignment) {
 void compact_heap::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) {
   if (p == nullptr) return;
   if (bytes == 0) bytes = 1;
+  if (bytes >= page_array_threshold && alignment <= 64) {
+    detail::deallocate_peer_array(p, bytes);
+    return;
+  }
   if (bytes > largest || alignment > step) {
     ::operator delete(p, std::align_val_t{alignment});
     return;

@@ -11,7 +11,10 @@
 /// 1 MiB slabs mapped on their own (each slab serves one class; its header
 /// counts the blocks in use); a slab whose last block is freed is unmapped
 /// (one empty slab per class is kept against churn, its pages given back).
-/// Larger requests, or alignments above 16, go to `operator new`.
+/// Requests of `page_array_threshold` (64 KiB) or more get pages of their
+/// own (tracker/page_allocator.hpp: given back the moment they are freed,
+/// as the directory's tables are when a stripe grows); other requests
+/// larger than `largest`, or aligned above 16, go to `operator new`.
 /// Thread-safe (one mutex: the callers allocate on misses, sleeps and
 /// wakes, not per announce); pages are given back outside it.
 

@@ -5,7 +5,6 @@
 #include <mutex>
 #include <random>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -13,6 +12,7 @@
 
 #include "runtime/compact_heap.hpp"
 #include "runtime/swarm_actor.hpp"
+#include "runtime/swarm_map.hpp"
 #include "runtime/token_bucket.hpp"
 #include "tracker/random.hpp"
 
@@ -44,17 +44,36 @@ class swarm_directory::table final : public placement_host,
     for (std::size_t i = 0; i < n; ++i) stripes_.emplace_back(heap_.get());
   }
 
+  /// Where a remote handle leads: the owner's name and the node actor it
+  /// reaches (out of line: most entries are local).
+  struct remote_target {
+    std::string owner;
+    caf::actor node;
+  };
+
   /// One entry: a local swarm, a local swarm asleep as data, or a remote
-  /// handle to another node (exactly one of the three is set).
+  /// handle to another node (exactly one of the three is set). 40 bytes, so
+  /// an item of the stripe's table is one cache line.
   struct entry {
     local_swarm_actor local;
     remote_swarm_interface remote;
-    /// Owner name of a remote handle, and the node it reaches.
-    std::string owner;
-    caf::actor node;
+    /// Set with `remote`.
+    std::unique_ptr<remote_target> target;
     /// A quiet local swarm kept as data (`local` invalid meanwhile): the
     /// next request wakes it (`table::wake`).
     dormant_ptr dormant;
+
+    static entry local_swarm(local_swarm_actor a) {
+      entry e;
+      e.local = std::move(a);
+      return e;
+    }
+    static entry remote_handle(remote_swarm_interface r, std::string owner, caf::actor node) {
+      entry e;
+      e.remote = std::move(r);
+      e.target = std::make_unique<remote_target>(remote_target{std::move(owner), std::move(node)});
+      return e;
+    }
 
     bool is_remote() const noexcept { return static_cast<bool>(remote); }
     bool is_dormant() const noexcept { return static_cast<bool>(dormant); }
@@ -65,19 +84,28 @@ class swarm_directory::table final : public placement_host,
       return is_remote() ? swarm_interface{remote} : swarm_interface{local};
     }
     caf::actor_addr address() const { return is_remote() ? remote.address() : local.address(); }
+    const std::string& owner() const noexcept { return target->owner; }
+    const caf::actor& node() const noexcept { return target->node; }
   };
+
+#if defined(__x86_64__)
+  static_assert(sizeof(swarm_map<entry>::value_type) == 64, "one cache line per swarm");
+#endif
 
   struct alignas(64) stripe {  // own cache line: stripes never false-share
     explicit stripe(std::pmr::memory_resource* r) : map(r) {}
     mutable std::mutex mtx;
-    /// Its nodes on the compact heap (see `heap_`).
-    std::pmr::unordered_map<info_hash, entry, id20_hasher> map;
+    /// Its arrays on the compact heap (see `heap_`).
+    swarm_map<entry> map;
   };
 
-  stripe& stripe_for(const info_hash& h) const noexcept {
-    // id20_hasher's low bits choose the map's bucket; take the stripe from
-    // the high half (multiply-shift maps it onto [0, count_) evenly).
-    const std::uint64_t hv = id20_hasher{}(h);
+  /// The keyed hash of `h`: its high half picks the stripe, its low half
+  /// the slot in the stripe's table.
+  std::uint64_t hash(const info_hash& h) const noexcept { return hasher_(h); }
+  stripe& stripe_for(const info_hash& h) const noexcept { return stripe_for(hash(h)); }
+  /// The stripe of a hash `hash(h)` (multiply-shift maps its high half
+  /// onto [0, count_) evenly).
+  stripe& stripe_for(std::uint64_t hv) const noexcept {
     const std::uint64_t hi = hv >> 32;
     return stripes_[static_cast<std::size_t>((hi * count_) >> 32)];
   }
@@ -178,11 +206,12 @@ class swarm_directory::table final : public placement_host,
     if (v && placement_) {
       const std::string& owner = v->owner(h);
       if (owner != v->self) {
-        if (auto node = v->node(owner)) return entry{{}, spawn_remote(h, owner, node), owner, node, {}};
+        if (auto node = v->node(owner))
+          return entry::remote_handle(spawn_remote(h, owner, node), owner, node);
       }
     }
     if (!admit_local()) return {};
-    return entry{spawn_local(h, nullptr), {}, {}, {}, {}};
+    return entry::local_swarm(spawn_local(h, nullptr));
   }
 
   /// Gives back what dormant swarm `d` counted in the node's gauges and
@@ -340,10 +369,12 @@ class swarm_directory::table final : public placement_host,
   }
 
   /// route(): the entry's handle, created on a miss.
-  route_result route(const info_hash& h) {
-    auto& s = stripe_for(h);
+  route_result route(const info_hash& h) { return route(h, hash(h)); }
+  /// `route(h)`, `hv` being `hash(h)`.
+  route_result route(const info_hash& h, std::uint64_t hv) {
+    auto& s = stripe_for(hv);
     std::lock_guard<std::mutex> guard(s.mtx);
-    if (auto it = s.map.find(h); it != s.map.end())
+    if (auto it = s.map.find(h, hv); it != s.map.end())
       return {serve(h, it->second), route_status::served};
     if (stopped.load(std::memory_order_acquire)) return {{}, route_status::stopping};
     auto e = make_entry(h);
@@ -377,9 +408,9 @@ class swarm_directory::table final : public placement_host,
       count_local(1);
       if (it != s.map.end()) {
         leaving = std::exchange(it->second.remote, remote_swarm_interface{});
-        it->second = entry{swarm, {}, {}, {}, {}};
+        it->second = entry::local_swarm(swarm);
       } else {
-        s.map.emplace(snap.hash, entry{swarm, {}, {}, {}, {}});
+        s.map.emplace(snap.hash, entry::local_swarm(swarm));
       }
     }
     if (leaving) caf::anon_send(leaving, caf::leave_atom::value);
@@ -434,6 +465,7 @@ class swarm_directory::table final : public placement_host,
   caf::actor sweeper_;
   /// take_hibernation()'s bucket: a hundredth of a second's worth at most.
   std::mutex hibernation_mtx_;
+  id20_hasher hasher_;
   token_bucket<> hibernation_{static_cast<double>(cfg_.hibernations_per_second),
                               std::max(1.0, cfg_.hibernations_per_second / 100.0)};
 };
@@ -480,10 +512,11 @@ swarm_interface swarm_directory::route_swarm(const info_hash& h) { return table_
 route_result swarm_directory::open_swarm(const info_hash& h) { return table_->route(h); }
 
 swarm_interface swarm_directory::find_swarm(const info_hash& h) const {
-  auto& s = table_->stripe_for(h);
+  const std::uint64_t hv = table_->hash(h);
+  auto& s = table_->stripe_for(hv);
   {
     std::lock_guard<std::mutex> guard(s.mtx);
-    if (auto it = s.map.find(h); it != s.map.end()) return table_->serve(h, it->second);
+    if (auto it = s.map.find(h, hv); it != s.map.end()) return table_->serve(h, it->second);
   }
   // A hash another node owns: its remote handle (a scrape asks the owner,
   // which creates nothing for an unknown torrent).
@@ -507,7 +540,7 @@ swarm_location swarm_directory::locate(const info_hash& h) const {
     out.swarm = table_->serve(h, e);
     out.actor = caf::actor_cast<caf::actor>(out.swarm);
     out.remote = e.is_remote();
-    out.owner = out.remote ? e.owner : v ? v->self : std::string();
+    out.owner = out.remote ? e.owner() : v ? v->self : std::string();
     out.supervision = out.remote ? swarm_supervision_interface{e.remote}
                                  : swarm_supervision_interface{supervisor_};
   };
@@ -678,7 +711,7 @@ std::size_t swarm_directory::set_view(placement_view_ptr v) {
       const std::string owner = clustered ? v->owner(h) : std::string();
       const bool mine = !clustered || owner == v->self;
       if (e.is_remote()) {
-        if (mine || owner != e.owner || v->node(owner) != e.node) {
+        if (mine || owner != e.owner() || v->node(owner) != e.node()) {
           // The owner changed (or reconnected: a new handle): this remote
           // handle answers what it has in flight and ends; the next route
           // makes the right entry.
@@ -692,7 +725,7 @@ std::size_t swarm_directory::set_view(placement_view_ptr v) {
           // Hand the swarm over: from now on requests queue in the remote
           // handle, which moves the state first (runtime/placement.hpp).
           auto remote = table_->spawn_remote(h, owner, node, e.local);
-          e = table::entry{{}, std::move(remote), owner, node, {}};
+          e = table::entry::remote_handle(std::move(remote), owner, node);
           table_->count_local(-1);
           ++moving;
         }
@@ -714,7 +747,7 @@ swarm_directory::served_swarm swarm_directory::serve_forwarded(const info_hash& 
   if (!create || table_->stopped.load(std::memory_order_acquire)) return {};
   if (!table_->admit_local()) return {};
   auto swarm = table_->spawn_local(h, nullptr);
-  s.map.emplace(h, table::entry{swarm, {}, {}, {}, {}});
+  s.map.emplace(h, table::entry::local_swarm(swarm));
   return {swarm, {}};
 }
 
@@ -731,7 +764,7 @@ std::string swarm_directory::move(const info_hash& h, const std::string& node_na
   if (it == s.map.end() || it->second.is_remote()) return "no local swarm for this info_hash";
   table_->serve(h, it->second);  // a sleeping swarm moves awake
   auto remote = table_->spawn_remote(h, node_name, node, it->second.local);
-  it->second = table::entry{{}, std::move(remote), node_name, node, {}};
+  it->second = table::entry::remote_handle(std::move(remote), node_name, node);
   table_->count_local(-1);
   return {};
 }

@@ -3,6 +3,8 @@
 // the request, which sends it with its next sendmmsg.
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <string_view>
 #include <utility>
 
@@ -46,17 +48,19 @@ void count_reply(udp_server::shared_state& sh, reply_kind kind) noexcept {
   }
 }
 
-void send_back(return_ptr to, std::string bytes, reply_kind kind) {
-  shared_state& sh = *to->sh;
+namespace {
+
+void push_reply(udp_reply&& item) {
+  shared_state& sh = *item.to->sh;
   if (!sh.sending.enter()) {
     bump(sh.dropped_shutdown);
     return;
   }
-  reply_outbox& box = *sh.outboxes[to->worker];
+  reply_outbox& box = *sh.outboxes[item.to->worker];
   bool post = false;
   {
     std::lock_guard<std::mutex> lock(box.mutex);
-    box.items.push_back(udp_reply{std::move(to), std::move(bytes), kind});
+    box.items.push_back(std::move(item));
     if (!box.drain_posted) {
       box.drain_posted = true;
       post = true;
@@ -66,6 +70,16 @@ void send_back(return_ptr to, std::string bytes, reply_kind kind) {
     post_drain(box);
   }
   sh.sending.leave();
+}
+
+}  // namespace
+
+void send_back(return_ptr to, std::string bytes, reply_kind kind) {
+  push_reply(udp_reply{std::move(to), std::move(bytes), {}, kind});
+}
+
+void send_back(return_ptr to, std::string_view held, reply_kind kind) {
+  push_reply(udp_reply{std::move(to), {}, held, kind});
 }
 
 namespace {
@@ -100,46 +114,70 @@ void send_refusal(const return_ptr& to, gateway_refusal why) {
 /// the 8-byte header, so a refusal is never larger than what caused it.
 constexpr std::size_t max_announce_error_text = 98 - 8;
 
+/// Room for an announce reply's bytes inside the reply object: the header
+/// and 50 IPv4 peers (the default numwant) or 16 IPv6 ones. Larger replies
+/// take a string of their own.
+constexpr std::size_t inline_reply_bytes = udp_announce_response_header_size + 50 * udp_peer4_size;
+
 /// One announce's reply: encoded on the swarm's thread, sent by the worker.
-class udp_announce_reply final : public announce_reply {
+/// The way back lives inside it (the outbox's item holds it through an
+/// aliasing pointer), and so do the bytes when they fit.
+class udp_announce_reply final : public announce_reply,
+                                 public std::enable_shared_from_this<udp_announce_reply> {
  public:
-  explicit udp_announce_reply(return_ptr to) : to_(std::move(to)) {}
+  explicit udp_announce_reply(const udp_return& to) : to_(to) {}
 
   void on_result(const announce_result& r) override {
-    std::string buf;
     if (!r.failure_reason.empty()) {
       // The swarm refuses this peer (banned client, abuse): an error packet,
       // never larger than the 98-byte announce.
+      std::string buf;
       const std::string_view text(r.failure_reason);
-      encode_udp_error_response(buf, to_->transaction, text.substr(0, max_announce_error_text));
-      send_back(to_, std::move(buf), reply_kind::refused);
+      encode_udp_error_response(buf, to_.transaction, text.substr(0, max_announce_error_text));
+      send_back(way_back(), std::move(buf), reply_kind::refused);
       return;
     }
     // Only the requester's family: a v4 client cannot use v6 peers and a BEP
     // 15 reply has one peer size. (`own_family_only` asked the swarm for
     // that family only.)
-    const std::string& peers = to_->v6_peers ? r.peers6 : r.peers4;
-    const std::size_t size = udp_peer_size(to_->v6_peers);
-    const std::size_t cap = udp_max_peers_per_reply(to_->v6_peers) * size;
+    const std::string& peers = to_.v6_peers ? r.peers6 : r.peers4;
+    const std::size_t size = udp_peer_size(to_.v6_peers);
+    const std::size_t cap = udp_max_peers_per_reply(to_.v6_peers) * size;
     const std::size_t len = std::min(cap, peers.size() - peers.size() % size);
-    buf.reserve(len + 20);
-    encode_udp_announce_response(buf, to_->transaction, r.interval, r.stats,
+    if (udp_announce_response_header_size + len <= sizeof bytes_) {
+      // on_result runs at most once, so the buffer is written once, before
+      // the outbox's lock hands it to the worker.
+      encode_udp_announce_header(bytes_, to_.transaction, r.interval, r.stats);
+      std::memcpy(bytes_ + udp_announce_response_header_size, peers.data(), len);
+      send_back(way_back(),
+                std::string_view(bytes_, udp_announce_response_header_size + len),
+                reply_kind::announce);
+      return;
+    }
+    std::string buf;
+    buf.reserve(len + udp_announce_response_header_size);
+    encode_udp_announce_response(buf, to_.transaction, r.interval, r.stats,
                                  std::string_view(peers).substr(0, len));
-    send_back(to_, std::move(buf), reply_kind::announce);
+    send_back(way_back(), std::move(buf), reply_kind::announce);
   }
 
-  void on_refusal(gateway_refusal why, std::int64_t) override { send_refusal(to_, why); }
+  void on_refusal(gateway_refusal why, std::int64_t) override { send_refusal(way_back(), why); }
 
  private:
-  return_ptr to_;
+  /// The way back, keeping this object (and its bytes) alive.
+  return_ptr way_back() { return return_ptr(shared_from_this(), &to_); }
+
+  udp_return to_;
+  char bytes_[inline_reply_bytes];
 };
 
 /// One scrape's reply: every requested hash in request order (duplicates
 /// kept); refused and unknown torrents count zeros (a BEP 15 scrape reply
 /// is positional, nothing can be left out).
-class udp_scrape_reply final : public scrape_reply {
+class udp_scrape_reply final : public scrape_reply,
+                               public std::enable_shared_from_this<udp_scrape_reply> {
  public:
-  explicit udp_scrape_reply(return_ptr to) : to_(std::move(to)) {}
+  explicit udp_scrape_reply(const udp_return& to) : to_(to) {}
 
   void on_result(std::vector<scrape_answer>&& answers) override {
     std::vector<swarm_stats> stats(answers.size());
@@ -147,24 +185,26 @@ class udp_scrape_reply final : public scrape_reply {
       if (answers[i].served) stats[i] = answers[i].stats;
     }
     std::string buf;
-    encode_udp_scrape_response(buf, to_->transaction, stats.data(), stats.size());
-    send_back(to_, std::move(buf), reply_kind::scrape);
+    encode_udp_scrape_response(buf, to_.transaction, stats.data(), stats.size());
+    send_back(way_back(), std::move(buf), reply_kind::scrape);
   }
 
-  void on_refusal(gateway_refusal why, std::int64_t) override { send_refusal(to_, why); }
+  void on_refusal(gateway_refusal why, std::int64_t) override { send_refusal(way_back(), why); }
 
  private:
-  return_ptr to_;
+  return_ptr way_back() { return return_ptr(shared_from_this(), &to_); }
+
+  udp_return to_;
 };
 
 }  // namespace
 
-std::shared_ptr<announce_reply> make_announce_reply(return_ptr to) {
-  return std::make_shared<udp_announce_reply>(std::move(to));
+std::shared_ptr<announce_reply> make_announce_reply(const udp_return& to) {
+  return std::make_shared<udp_announce_reply>(to);
 }
 
-std::shared_ptr<scrape_reply> make_scrape_reply(return_ptr to) {
-  return std::make_shared<udp_scrape_reply>(std::move(to));
+std::shared_ptr<scrape_reply> make_scrape_reply(const udp_return& to) {
+  return std::make_shared<udp_scrape_reply>(to);
 }
 
 }  // namespace sk::udp_detail

@@ -72,11 +72,16 @@ struct udp_return {
 
 using return_ptr = std::shared_ptr<const udp_return>;
 
-/// A reply encoded on a swarm thread, travelling to its worker.
+/// A reply encoded on a swarm thread, travelling to its worker: its bytes
+/// in `bytes`, or (when `bytes` is empty) in `held`, which points into the
+/// object `to` keeps alive (an announce reply's own buffer).
 struct udp_reply {
   return_ptr to;
   std::string bytes;
+  std::string_view held;
   reply_kind kind = reply_kind::announce;
+
+  std::string_view view() const noexcept { return bytes.empty() ? held : std::string_view(bytes); }
 };
 
 /// Replies waiting for one worker. Swarm threads push; the first push after
@@ -158,12 +163,15 @@ void post_drain(reply_outbox& box);
 /// Hands an answer (already claimed through the gateway) to its worker,
 /// which sends it unless the server closed meanwhile. Any thread.
 void send_back(return_ptr to, std::string bytes, reply_kind kind);
+/// The same for bytes that live as long as `to`'s object.
+void send_back(return_ptr to, std::string_view held, reply_kind kind);
 
 /// The gateway's answer to one announce: a BEP 15 reply to `to`, encoded on
-/// the swarm's thread.
-std::shared_ptr<announce_reply> make_announce_reply(return_ptr to);
+/// the swarm's thread. One allocation holds the reply, its way back and
+/// (for the usual sizes) its bytes.
+std::shared_ptr<announce_reply> make_announce_reply(const udp_return& to);
 /// The same for one scrape.
-std::shared_ptr<scrape_reply> make_scrape_reply(return_ptr to);
+std::shared_ptr<scrape_reply> make_scrape_reply(const udp_return& to);
 
 }  // namespace udp_detail
 }  // namespace sk

@@ -114,7 +114,7 @@ void udp_server::worker::take_replies() {
     box.drain_posted = false;
   }
   for (udp_detail::udp_reply& r : draining) {
-    sends.push_back(send_item{&r.to->to, r.to->to_len, r.bytes, r.kind, r.to->received});
+    sends.push_back(send_item{&r.to->to, r.to->to_len, r.view(), r.kind, r.to->received});
   }
 }
 
@@ -228,20 +228,21 @@ void udp_server::worker::handle(const sockaddr_storage& from, std::string_view p
     queue(from, scratch, reply_kind::connect);
     return;
   }
-  auto to = std::make_shared<udp_return>();
-  to->sh = shared;
-  to->worker = index;
-  to->to = from;
-  to->to_len = address_length(from);
-  to->transaction = request.transaction;
-  to->v6_peers = client.ip.v6;
+  // Copied into the reply object (one allocation for both).
+  way_back.sh = shared;
+  way_back.worker = index;
+  way_back.to = from;
+  way_back.to_len = address_length(from);
+  way_back.transaction = request.transaction;
+  way_back.v6_peers = client.ip.v6;
   if (request.action == udp_action::announce) {
-    to->received = round_received;
+    way_back.received = round_received;
     shared->gw.announce(lane, transport::udp, std::move(request.announce.request), client.ip, true,
-                        udp_detail::make_announce_reply(std::move(to)));
+                        udp_detail::make_announce_reply(way_back));
   } else {
+    way_back.received = {};
     shared->gw.scrape(lane, transport::udp, request.scrape_hashes, client.ip,
-                      udp_detail::make_scrape_reply(std::move(to)));
+                      udp_detail::make_scrape_reply(way_back));
   }
 }
 

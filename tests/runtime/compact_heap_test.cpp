@@ -4,6 +4,7 @@
 #include "runtime/compact_heap.hpp"
 
 #include "runtime/swarm_actor.hpp"
+#include "tracker/page_allocator.hpp"
 
 #include <gtest/gtest.h>
 
@@ -96,6 +97,23 @@ TEST(CompactHeap, ASleepingSwarmCopiedOntoItKeepsItsBytesThere) {
   EXPECT_EQ(kept->peers, 3u);
   kept.reset();
   EXPECT_EQ(heap->in_use(), 0u);
+}
+
+TEST(CompactHeap, LargeBlocksGetPagesOfTheirOwnGivenBackWhenFreed) {
+  compact_heap heap;
+  const std::size_t before = mapped_arrays();
+  // A stripe's table past 64 KiB: pages of its own, not the arena's.
+  void* big = heap.allocate(page_array_threshold, 64);
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(big) % 64, 0u);
+  std::memset(big, 0x5a, page_array_threshold);
+  EXPECT_EQ(mapped_arrays(), before + 1);
+  // Below the threshold (and above the slab classes): the ordinary heap.
+  void* mid = heap.allocate(page_array_threshold - 64, 16);
+  EXPECT_EQ(mapped_arrays(), before + 1);
+  EXPECT_EQ(heap.slabs(), 0u);
+  heap.deallocate(mid, page_array_threshold - 64, 16);
+  heap.deallocate(big, page_array_threshold, 64);
+  EXPECT_EQ(mapped_arrays(), before);
 }
 
 }  // namespace
