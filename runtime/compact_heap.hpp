@@ -13,7 +13,9 @@
 /// (one empty slab per class is kept against churn, its pages given back).
 /// Requests of `page_array_threshold` (64 KiB) or more get pages of their
 /// own (tracker/page_allocator.hpp: given back the moment they are freed,
-/// as the directory's tables are when a stripe grows); other requests
+/// as the directory's tables are when a stripe grows, and the data of a
+/// sleeping swarm that large when it wakes; within that allocator's bound
+/// on mappings, past which they come from the heap); other requests
 /// larger than `largest`, or aligned above 16, go to `operator new`.
 /// Thread-safe (one mutex: the callers allocate on misses, sleeps and
 /// wakes, not per announce); pages are given back outside it.

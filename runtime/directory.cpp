@@ -45,7 +45,8 @@ class swarm_directory::table final : public placement_host,
   }
 
   /// Where a remote handle leads: the owner's name and the node actor it
-  /// reaches (out of line: most entries are local).
+  /// reaches (out of line, so that a local entry, every entry of a node
+  /// alone, carries one pointer for it, not a string and a handle).
   struct remote_target {
     std::string owner;
     caf::actor node;
@@ -53,7 +54,7 @@ class swarm_directory::table final : public placement_host,
 
   /// One entry: a local swarm, a local swarm asleep as data, or a remote
   /// handle to another node (exactly one of the three is set). 40 bytes, so
-  /// an item of the stripe's table is one cache line.
+  /// an item of the stripe's table is 64 (runtime/swarm_map.hpp).
   struct entry {
     local_swarm_actor local;
     remote_swarm_interface remote;
@@ -89,7 +90,7 @@ class swarm_directory::table final : public placement_host,
   };
 
 #if defined(__x86_64__)
-  static_assert(sizeof(swarm_map<entry>::value_type) == 64, "one cache line per swarm");
+  static_assert(sizeof(swarm_map<entry>::value_type) == 64, "64 bytes per swarm: see swarm_map");
 #endif
 
   struct alignas(64) stripe {  // own cache line: stripes never false-share
@@ -377,6 +378,7 @@ class swarm_directory::table final : public placement_host,
     if (auto it = s.map.find(h, hv); it != s.map.end())
       return {serve(h, it->second), route_status::served};
     if (stopped.load(std::memory_order_acquire)) return {{}, route_status::stopping};
+    s.map.reserve_one();  // before spawning: the emplace below cannot fail then
     auto e = make_entry(h);
     if (!e.valid()) return {{}, route_status::swarm_cap};
     auto a = e.handle();
@@ -400,13 +402,15 @@ class swarm_directory::table final : public placement_host,
         caf::anon_send(swarm, caf::migrate_atom::value, caf::put_atom::value, snap);
         return swarm;
       }
+      const bool known = it != s.map.end();  // a remote entry for the hash
+      if (!known) s.map.reserve_one();  // before spawning (see route); `it` stays unused
       // On the node's settings (its bans and census), not a copy of the
       // config. Not capped: the state moves here from elsewhere.
       auto core = std::make_shared<swarm_core>(snap.hash, settings_, snap.seed);
       fill_snapshot(*core, snap, sys_.clock().now());
       swarm = spawn_local(snap.hash, std::move(core));
       count_local(1);
-      if (it != s.map.end()) {
+      if (known) {
         leaving = std::exchange(it->second.remote, remote_swarm_interface{});
         it->second = entry::local_swarm(swarm);
       } else {
@@ -745,6 +749,7 @@ swarm_directory::served_swarm swarm_directory::serve_forwarded(const info_hash& 
     return {it->second.local, it->second.remote};
   }
   if (!create || table_->stopped.load(std::memory_order_acquire)) return {};
+  s.map.reserve_one();  // before counting and spawning (see route)
   if (!table_->admit_local()) return {};
   auto swarm = table_->spawn_local(h, nullptr);
   s.map.emplace(h, table::entry::local_swarm(swarm));

@@ -71,7 +71,7 @@ struct route_result {
 /// Maps info_hash to the swarm actor that owns it.
 ///
 /// A lock-striped hash map: the stripe of a hash is a fixed function of it,
-/// each stripe is a mutex and an unordered_map. A lookup locks one stripe for
+/// each stripe is a mutex and an open-addressing table (runtime/swarm_map.hpp). A lookup locks one stripe for
 /// a hash probe and a handle copy, so network threads hardly ever meet, and
 /// no actor sits on the path of every announce. A miss in `route()` spawns
 /// the swarm under the stripe lock (spawning only enqueues the actor's start

@@ -9,8 +9,10 @@
 ///   items_ : dense array of { info_hash, tag, V }, in no particular order
 ///
 /// A lookup reads one slot line (more only past a collision) and, on a tag
-/// match, the item: two cache misses, where a node-based hash map pays the
-/// bucket, the node before the wanted one, and the node. The caller may
+/// match, the item (64 bytes: one cache line where the array has pages of
+/// its own, 64-byte aligned, as every stripe past about 1,000 swarms does;
+/// at most two below): two or three cache misses, where a node-based hash
+/// map pays the bucket, the node before the wanted one, and the node. The caller may
 /// pass the hash it already computed (the directory picks the stripe from
 /// the high 32 bits of the same hash).
 ///
@@ -22,9 +24,11 @@
 /// erasure invalidates those to the last item (and all of them when the
 /// map shrinks).
 ///
-/// Load of the slots stays <= 3/4; items grow by half. Memory comes back:
-/// when a quarter or less of the items' room is used, both arrays are
-/// rebuilt to fit (a flood of swarms that expired leaves nothing behind).
+/// Load of the slots stays <= 3/4 (11-21 bytes of index per item); items
+/// grow by half. Memory comes back: when a quarter or less of the items'
+/// room is used, both arrays are rebuilt to fit (a flood of swarms that
+/// expired leaves nothing behind). Erasure never throws: when that
+/// rebuild cannot get memory, the arrays keep their room.
 ///
 /// The hash is id20_hasher's, keyed per process: clients choose info
 /// hashes, and an unkeyed hash would let them fill one probe run.
@@ -34,6 +38,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory_resource>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -78,13 +83,21 @@ class swarm_map {
     return p == none ? items_.end() : items_.begin() + p;
   }
 
+  /// Makes room for one more item, so that the next `emplace` of a new key
+  /// cannot throw (a caller that must not fail after it acted, such as the
+  /// directory after spawning a swarm, calls this first). May throw
+  /// std::bad_alloc, changing nothing.
+  void reserve_one() {
+    if ((items_.size() + 1) * 4 > slots_.size() * 3) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    if (items_.size() == items_.capacity()) items_.reserve(items_.size() + items_.size() / 2 + 4);
+  }
+
   /// Adds `h` -> `v` unless `h` is present; the item, and whether it was
   /// added.
   std::pair<iterator, bool> emplace(const info_hash& h, V v) {
     const auto tag = static_cast<std::uint32_t>(hash(h));
     if (const std::uint32_t p = locate(h, tag); p != none) return {items_.begin() + p, false};
-    if ((items_.size() + 1) * 4 > slots_.size() * 3) rehash(slots_.empty() ? 16 : slots_.size() * 2);
-    if (items_.size() == items_.capacity()) items_.reserve(items_.size() + items_.size() / 2 + 4);
+    reserve_one();
     const auto pos = static_cast<std::uint32_t>(items_.size());
     items_.push_back(value_type{h, tag, std::move(v)});
     place(tag, pos);
@@ -93,8 +106,8 @@ class swarm_map {
 
   /// Removes the item at `it`; returns the iterator to its position (the
   /// moved last item there, or end()).
-  iterator erase(iterator it) { return erase(const_iterator(it)); }
-  iterator erase(const_iterator it) {
+  iterator erase(iterator it) noexcept { return erase(const_iterator(it)); }
+  iterator erase(const_iterator it) noexcept {
     const auto p = static_cast<std::uint32_t>(it - items_.cbegin());
     unlink(slot_of(items_[p].tag, p));
     const auto last = static_cast<std::uint32_t>(items_.size() - 1);
@@ -103,7 +116,13 @@ class swarm_map {
       items_[p] = std::move(items_[last]);
     }
     items_.pop_back();
-    if (items_.capacity() > 64 && items_.size() * 4 <= items_.capacity()) shrink();
+    if (items_.capacity() > 64 && items_.size() * 4 <= items_.capacity()) {
+      try {
+        shrink();
+      } catch (const std::bad_alloc&) {
+        // Keep the room: a later erasure tries again.
+      }
+    }
     return items_.begin() + p;
   }
 
@@ -202,15 +221,20 @@ class swarm_map {
     for (std::uint32_t p = 0; p < items_.size(); ++p) place(items_[p].tag, p);
   }
 
-  /// Refits both arrays to the items (half the room free again).
+  /// Refits both arrays to the items (half the room free again). Both new
+  /// arrays are allocated before anything changes: a std::bad_alloc leaves
+  /// the map as it was.
   void shrink() {
     std::pmr::vector<value_type> fresh(items_.get_allocator());
     fresh.reserve(items_.size() * 2);
-    std::move(items_.begin(), items_.end(), std::back_inserter(fresh));
-    items_.swap(fresh);
     std::size_t cap = 16;
     while (cap * 3 < items_.size() * 4 * 2) cap *= 2;  // load <= 3/8
-    rehash(cap);
+    std::pmr::vector<slot> index(cap, slot{}, slots_.get_allocator());
+    std::move(items_.begin(), items_.end(), std::back_inserter(fresh));
+    items_.swap(fresh);
+    slots_.swap(index);
+    mask_ = static_cast<std::uint32_t>(cap - 1);
+    for (std::uint32_t p = 0; p < items_.size(); ++p) place(items_[p].tag, p);
   }
 
   id20_hasher hasher_;

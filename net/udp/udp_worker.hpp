@@ -90,8 +90,9 @@ struct udp_server::worker {
   udp_detail::udp_return way_back;
   /// The next sendmmsg: items point into `inline_bytes` (connect and error
   /// replies made here; a deque keeps them in place) or into `draining`
-  /// (replies from swarms); the addresses into the receive batch or the
-  /// pending records. Cleared by flush().
+  /// (replies from swarms: their strings, or the buffers of the reply
+  /// objects the items keep alive); the addresses into the receive batch
+  /// or the reply objects. Cleared by flush().
   std::vector<send_item> sends;
   std::deque<std::string> inline_bytes;
   std::vector<udp_detail::udp_reply> draining;

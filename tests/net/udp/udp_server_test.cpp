@@ -936,6 +936,42 @@ TEST_F(udp_server_test, a_client_gets_numwant_peers_of_its_own_family_not_a_spli
   }
 }
 
+TEST_F(udp_server_test, replies_on_both_sides_of_the_inline_buffer_carry_every_peer_once) {
+  // Up to 50 IPv4 peers (320 bytes with the header) the reply is encoded
+  // in the reply object's own buffer, beyond it into a string of its own:
+  // both must carry exactly the peers chosen, each once.
+  swarm_config sc;
+  sc.rng_seed = 42;
+  sc.max_numwant = 80;
+  dir_->stop_all();
+  dir_ = std::make_unique<swarm_directory>(*sys_, sc);
+  gateway_config g = base_gateway();
+  g.max_numwant = 80;  // the parser's bound
+  start(base_config(), g);
+  const info_hash h = hash_of(0x73);
+  for (std::uint32_t i = 0; i < 70; ++i) {
+    endpoint v4;
+    v4.ip = ip_address::make_v4(0x0a000100u + i + 1);  // 10.0.1.x
+    v4.port = static_cast<std::uint16_t>(21000 + i);
+    seed_peer(*sys_, *dir_, h, i + 1, v4);
+  }
+  client c(false, port());
+  const connection_id id = connect(c);
+  for (const std::int32_t want : {49, 50, 51, 70}) {
+    announce_request req = make_announce(h, 1, 6001, 10);
+    req.numwant = want;
+    const udp_response r = announce(c, id, req);
+    EXPECT_EQ(r.stats.incomplete, 71) << want;
+    ASSERT_EQ(r.peers.size(), static_cast<std::size_t>(want) * udp_peer4_size) << want;
+    const auto peers = decode_peers(r.peers, false);
+    EXPECT_EQ(peers.size(), static_cast<std::size_t>(want)) << "a peer twice at numwant " << want;
+    for (const auto& [address, port_number] : peers) {
+      EXPECT_EQ(address.rfind("10.0.1.", 0), 0U) << address;
+      EXPECT_EQ(port_number - 21000, std::stoi(address.substr(7)) - 1) << address;
+    }
+  }
+}
+
 TEST_F(udp_server_test, a_banned_client_gets_an_error_packet_with_the_reason_never_larger) {
   swarm_config sc;
   sc.rng_seed = 42;
