@@ -214,10 +214,13 @@ class swarm_map {
   }
 
   /// Rebuilds the index with `cap` slots (a power of two) from the items.
-  void rehash(std::size_t cap) {
-    std::pmr::vector<slot> fresh(cap, slot{}, slots_.get_allocator());
+  void rehash(std::size_t cap) { index_into(std::pmr::vector<slot>(cap, slot{}, slots_.get_allocator())); }
+
+  /// Makes `fresh` (empty slots, a power of two of them) the index and
+  /// places every item in it. Allocates nothing.
+  void index_into(std::pmr::vector<slot>&& fresh) noexcept {
     slots_.swap(fresh);
-    mask_ = static_cast<std::uint32_t>(cap - 1);
+    mask_ = static_cast<std::uint32_t>(slots_.size() - 1);
     for (std::uint32_t p = 0; p < items_.size(); ++p) place(items_[p].tag, p);
   }
 
@@ -232,9 +235,7 @@ class swarm_map {
     std::pmr::vector<slot> index(cap, slot{}, slots_.get_allocator());
     std::move(items_.begin(), items_.end(), std::back_inserter(fresh));
     items_.swap(fresh);
-    slots_.swap(index);
-    mask_ = static_cast<std::uint32_t>(cap - 1);
-    for (std::uint32_t p = 0; p < items_.size(); ++p) place(items_[p].tag, p);
+    index_into(std::move(index));
   }
 
   id20_hasher hasher_;

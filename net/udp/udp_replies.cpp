@@ -125,7 +125,7 @@ constexpr std::size_t inline_reply_bytes = udp_announce_response_header_size + 5
 class udp_announce_reply final : public announce_reply,
                                  public std::enable_shared_from_this<udp_announce_reply> {
  public:
-  explicit udp_announce_reply(const udp_return& to) : to_(to) {}
+  explicit udp_announce_reply(udp_return to) : to_(std::move(to)) {}
 
   void on_result(const announce_result& r) override {
     if (!r.failure_reason.empty()) {
@@ -177,7 +177,7 @@ class udp_announce_reply final : public announce_reply,
 class udp_scrape_reply final : public scrape_reply,
                                public std::enable_shared_from_this<udp_scrape_reply> {
  public:
-  explicit udp_scrape_reply(const udp_return& to) : to_(to) {}
+  explicit udp_scrape_reply(udp_return to) : to_(std::move(to)) {}
 
   void on_result(std::vector<scrape_answer>&& answers) override {
     std::vector<swarm_stats> stats(answers.size());
@@ -199,12 +199,12 @@ class udp_scrape_reply final : public scrape_reply,
 
 }  // namespace
 
-std::shared_ptr<announce_reply> make_announce_reply(const udp_return& to) {
-  return std::make_shared<udp_announce_reply>(to);
+std::shared_ptr<announce_reply> make_announce_reply(udp_return to) {
+  return std::make_shared<udp_announce_reply>(std::move(to));
 }
 
-std::shared_ptr<scrape_reply> make_scrape_reply(const udp_return& to) {
-  return std::make_shared<udp_scrape_reply>(to);
+std::shared_ptr<scrape_reply> make_scrape_reply(udp_return to) {
+  return std::make_shared<udp_scrape_reply>(std::move(to));
 }
 
 }  // namespace sk::udp_detail

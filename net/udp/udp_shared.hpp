@@ -169,9 +169,9 @@ void send_back(return_ptr to, std::string_view held, reply_kind kind);
 /// The gateway's answer to one announce: a BEP 15 reply to `to`, encoded on
 /// the swarm's thread. One allocation holds the reply, its way back and
 /// (for the usual sizes) its bytes.
-std::shared_ptr<announce_reply> make_announce_reply(const udp_return& to);
+std::shared_ptr<announce_reply> make_announce_reply(udp_return to);
 /// The same for one scrape.
-std::shared_ptr<scrape_reply> make_scrape_reply(const udp_return& to);
+std::shared_ptr<scrape_reply> make_scrape_reply(udp_return to);
 
 }  // namespace udp_detail
 }  // namespace sk

@@ -228,7 +228,8 @@ void udp_server::worker::handle(const sockaddr_storage& from, std::string_view p
     queue(from, scratch, reply_kind::connect);
     return;
   }
-  // Copied into the reply object (one allocation for both).
+  // Moved into the reply object (one allocation for both).
+  udp_return way_back;
   way_back.sh = shared;
   way_back.worker = index;
   way_back.to = from;
@@ -238,11 +239,10 @@ void udp_server::worker::handle(const sockaddr_storage& from, std::string_view p
   if (request.action == udp_action::announce) {
     way_back.received = round_received;
     shared->gw.announce(lane, transport::udp, std::move(request.announce.request), client.ip, true,
-                        udp_detail::make_announce_reply(way_back));
+                        udp_detail::make_announce_reply(std::move(way_back)));
   } else {
-    way_back.received = {};
     shared->gw.scrape(lane, transport::udp, request.scrape_hashes, client.ip,
-                      udp_detail::make_scrape_reply(way_back));
+                      udp_detail::make_scrape_reply(std::move(way_back)));
   }
 }
 

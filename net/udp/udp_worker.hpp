@@ -86,8 +86,6 @@ struct udp_server::worker {
   bool receiving = true;  // worker thread only
   udp_request request;    // reused: a warm object parses without allocating
   std::string scratch;
-  /// The way back of the request being handled (reused; each reply copies it).
-  udp_detail::udp_return way_back;
   /// The next sendmmsg: items point into `inline_bytes` (connect and error
   /// replies made here; a deque keeps them in place) or into `draining`
   /// (replies from swarms: their strings, or the buffers of the reply

@@ -909,16 +909,25 @@ void seed_peer(caf::actor_system& sys, swarm_directory& dir, const info_hash& h,
   ASSERT_TRUE(r) << sys.render(r.error());
 }
 
+/// Stores `n` IPv4 peers in `h`'s swarm: ids 1..n, addresses from
+/// `first_address` and ports from `first_port` on, one step each.
+void seed_v4_peers(caf::actor_system& sys, swarm_directory& dir, const info_hash& h,
+                   std::uint32_t n, std::uint32_t first_address, std::uint16_t first_port) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    endpoint v4;
+    v4.ip = ip_address::make_v4(first_address + i);
+    v4.port = static_cast<std::uint16_t>(first_port + i);
+    seed_peer(sys, dir, h, i + 1, v4);
+  }
+}
+
 TEST_F(udp_server_test, a_client_gets_numwant_peers_of_its_own_family_not_a_split) {
   start();
   const info_hash h = hash_of(0x71);
   // 40 IPv4 and 40 IPv6 peers: a split of the default 50 would give an IPv4
   // client only about 25 usable peers; it must get all 40 IPv4 ones.
+  seed_v4_peers(*sys_, *dir_, h, 40, 0x0a000001u, 20000);  // 10.0.0.x
   for (std::uint32_t i = 0; i < 40; ++i) {
-    endpoint v4;
-    v4.ip = ip_address::make_v4(0x0a000000u + i + 1);  // 10.0.0.x
-    v4.port = static_cast<std::uint16_t>(20000 + i);
-    seed_peer(*sys_, *dir_, h, i + 1, v4);
     endpoint v6;
     std::uint8_t raw[16] = {0x20, 0x01, 0x0d, 0xb8};
     raw[15] = static_cast<std::uint8_t>(i + 1);
@@ -949,12 +958,7 @@ TEST_F(udp_server_test, replies_on_both_sides_of_the_inline_buffer_carry_every_p
   g.max_numwant = 80;  // the parser's bound
   start(base_config(), g);
   const info_hash h = hash_of(0x73);
-  for (std::uint32_t i = 0; i < 70; ++i) {
-    endpoint v4;
-    v4.ip = ip_address::make_v4(0x0a000100u + i + 1);  // 10.0.1.x
-    v4.port = static_cast<std::uint16_t>(21000 + i);
-    seed_peer(*sys_, *dir_, h, i + 1, v4);
-  }
+  seed_v4_peers(*sys_, *dir_, h, 70, 0x0a000101u, 21000);  // 10.0.1.x
   client c(false, port());
   const connection_id id = connect(c);
   for (const std::int32_t want : {49, 50, 51, 70}) {
