@@ -215,6 +215,11 @@ void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
   send_probes(self);
 }
 
+void serve_scrape(swarm_actor_ptr self, scrape_ticket& t) {
+  self->state.last_request = self->clock().now();
+  t.complete(self->state.core->scrape());
+}
+
 enum class hibernation { stays, slept, deferred };
 
 /// Hands the swarm to its registry as data when it has been quiet for
@@ -342,6 +347,9 @@ void reset_result(announce_result& r) {
   r.refused_at_cap = 0;
 }
 
+namespace {
+
+/// The behavior of the swarm actor on `core` (see swarm_actor.hpp).
 local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core_ptr core,
                                                 std::weak_ptr<swarm_registry> registry,
                                                 health_observer supervisor) {
@@ -379,10 +387,7 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
   return {
       // -- network: the one announce and the one scrape entry point ------------
       [self](announce_atom, const announce_ticket_ptr& t) { serve_announce(self, *t); },
-      [self](scrape_atom, const scrape_ticket_ptr& t) {
-        self->state.last_request = self->clock().now();
-        t->complete(self->state.core->scrape());
-      },
+      [self](scrape_atom, const scrape_ticket_ptr& t) { serve_scrape(self, *t); },
       // -- operator ---------------------------------------------------------------
       [self](health_atom, caf::get_atom) -> caf::result<health_report> {
         if (const health_report* r = self->state.core->last_report()) {
@@ -523,9 +528,59 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
   };
 }
 
+/// The swarm actor as a class: its behavior is `swarm_behavior`'s, and the
+/// two network messages (an announce or a scrape ticket, one per request)
+/// are taken before the behavior is looked at. CAF's `consume` would set
+/// the current element, sort the message (it is an ordinary one: not a
+/// response, not a system message) and try the behavior's handlers in turn;
+/// here the ticket goes straight to the code its handler calls, without
+/// reading the behavior (a heap object of its own per actor, one more cache
+/// miss per request on a population larger than the cache). The swarm
+/// actor never awaits a response and sets no receive timeout, the two
+/// things CAF's `consume` checks before it dispatches an ordinary message.
+class swarm_actor_impl : public caf::stateful_actor<swarm_state, local_swarm_actor::base> {
+ public:
+  using super = caf::stateful_actor<swarm_state, local_swarm_actor::base>;
+
+  // The arguments wait in the state fields the behavior's start puts them
+  // in (no members of their own: every byte of an awake actor counts).
+  swarm_actor_impl(caf::actor_config& cfg, swarm_core_ptr core,
+                   std::weak_ptr<swarm_registry> registry, health_observer supervisor)
+      : super(cfg) {
+    state.core = std::move(core);
+    state.registry = std::move(registry);
+    state.supervisor = std::move(supervisor);
+  }
+
+  behavior_type make_behavior() override {
+    return swarm_behavior(this, std::move(state.core), std::move(state.registry),
+                          std::move(state.supervisor));
+  }
+
+  caf::invoke_message_result consume(caf::mailbox_element& x) override {
+    if (x.mid.is_async()) {
+      auto& content = x.content();
+      if (content.match_elements<announce_atom, announce_ticket_ptr>()) {
+        current_element_ = &x;
+        serve_announce(this, *content.get_as<announce_ticket_ptr>(1));
+        return caf::invoke_message_result::consumed;
+      }
+      if (content.match_elements<scrape_atom, scrape_ticket_ptr>()) {
+        current_element_ = &x;
+        serve_scrape(this, *content.get_as<scrape_ticket_ptr>(1));
+        return caf::invoke_message_result::consumed;
+      }
+    }
+    return super::consume(x);
+  }
+
+};
+
+}  // namespace
+
 local_swarm_actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,
                               std::weak_ptr<swarm_registry> registry, health_observer supervisor) {
-  return sys.spawn(swarm_behavior, std::move(core), std::move(registry), std::move(supervisor));
+  return sys.spawn<swarm_actor_impl>(std::move(core), std::move(registry), std::move(supervisor));
 }
 
 local_swarm_actor spawn_swarm(caf::actor_system& sys, const info_hash& hash,

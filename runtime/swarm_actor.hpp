@@ -359,15 +359,13 @@ struct swarm_state {
 
 using swarm_actor_ptr = local_swarm_actor::stateful_pointer<swarm_state>;
 
-/// The swarm behavior on `core` (not null; its config valid). `registry`
+/// Spawns a swarm actor on `core` (not null; its config valid). `registry`
 /// and `supervisor` may be empty (a swarm nobody tracks, e.g. in tests).
-local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core_ptr core,
-                                                std::weak_ptr<swarm_registry> registry,
-                                                health_observer supervisor);
-
-/// Spawns a swarm actor on `core`. Thread-safe and non-blocking (safe on an
-/// I/O thread); normally called by `swarm_directory::route` or the
-/// supervisor, not directly.
+/// Thread-safe and non-blocking (safe on an I/O thread); normally called by
+/// `swarm_directory::route` or the supervisor, not directly. The actor
+/// takes the two ticket messages (announce, scrape) before its behavior:
+/// one lookup of the message's types instead of a walk through the
+/// behavior's handlers, and no read of the behavior object.
 local_swarm_actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,
                               std::weak_ptr<swarm_registry> registry = {},
                               health_observer supervisor = {});
