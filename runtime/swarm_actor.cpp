@@ -275,20 +275,11 @@ hibernation try_hibernate(swarm_actor_ptr self, health_time now) {
 /// of together.
 caf::timespan deferred_sweep(const swarm_actor_ptr& self, health_time now) {
   const auto period = std::chrono::duration_cast<caf::timespan>(self->state.core->config().sweep_period);
-  return spread_between(period / 6, period / 2,
-                        self->id() ^ static_cast<std::uint64_t>(now.time_since_epoch().count()));
-}
-
-/// The first sweep or health tick of an actor: at a point of [period / 2,
-/// period] drawn from its id (and which timer), then every period from
-/// there. Swarms spawned together (a warm-up, the state file loaded at
-/// start, a wave of wakes) would otherwise sweep and tick in step for as
-/// long as they live: one burst of a timer message per swarm each period,
-/// queued on the scheduler ahead of the requests behind it.
-caf::timespan first_timer(const swarm_actor_ptr& self, std::chrono::seconds period,
-                          std::uint64_t which) {
-  const auto p = std::chrono::duration_cast<caf::timespan>(period);
-  return spread_between(p / 2, p, self->id() ^ which);
+  const auto lo = period / 6;
+  const auto span = static_cast<std::uint64_t>((period / 2 - lo).count());
+  std::uint64_t state = self->id() ^ static_cast<std::uint64_t>(now.time_since_epoch().count());
+  const std::uint64_t x = splitmix64(state);
+  return lo + caf::timespan{span == 0 ? 0 : static_cast<caf::timespan::rep>(x % span)};
 }
 
 }  // namespace
@@ -389,10 +380,8 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
   st.core->note_occupancy(self->clock().now());
   st.last_request = self->clock().now();
   const auto& cfg = st.core->config();
-  self->delayed_send(self, first_timer(self, cfg.sweep_period, 0x5eed'5eed'0000'0001ULL),
-                     sweep_atom::value);
-  self->delayed_send(self, first_timer(self, cfg.health_tick, 0x5eed'5eed'0000'0002ULL),
-                     caf::tick_atom::value);
+  self->delayed_send(self, cfg.sweep_period, sweep_atom::value);
+  self->delayed_send(self, cfg.health_tick, caf::tick_atom::value);
   // Every handler of local_swarm_actor (runtime/swarm_interface.hpp),
   // checked by the compiler.
   return {

@@ -20,17 +20,6 @@ inline std::uint64_t splitmix64(std::uint64_t& state) noexcept {
   return z ^ (z >> 31);
 }
 
-/// A duration in [lo, hi] (lo <= hi) drawn from `key` through one SplitMix64
-/// step: the same key gives the same point, neighbouring keys (actor ids)
-/// points spread over the whole window. For timers of things started
-/// together, so they do not fire in step ever after.
-template <class Duration>
-Duration spread_between(Duration lo, Duration hi, std::uint64_t key) noexcept {
-  const auto span = static_cast<std::uint64_t>((hi - lo).count());
-  const std::uint64_t x = splitmix64(key);
-  return lo + Duration{span == 0 ? 0 : static_cast<typename Duration::rep>(x % (span + 1))};
-}
-
 /// xoshiro256**: 256-bit state, period 2^256 - 1. Deterministic for a given
 /// seed, so tests and the swarm simulator can replay a selection.
 class fast_rng {

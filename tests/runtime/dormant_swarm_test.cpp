@@ -105,13 +105,11 @@ TEST_F(DormantSwarms, NoMoreSwarmsFallAsleepPerSecondThanTheNodeAllows) {
   const auto asleep = [&] {
     return std::count_if(actors.begin(), actors.end(), [&](const caf::actor& a) { return exited(a); });
   };
-  // The first sweep past 30 s quiet, all at one instant (the clock moved in
-  // one step: each swarm's sweeps keep their own point of the period, so in
-  // steps of a second they would come one after the other): the bucket holds a
+  // The first sweep past 30 s quiet, all at one instant: the bucket holds a
   // hundredth of a second's worth (at least one), so one sleeps and the others
   // are deferred to sweeps between 1/6 and 1/2 of the period later (all of
   // them within 31.7 to 35 s: unbounded, every one would sleep by then).
-  advance(seconds(30), seconds(30));
+  advance(seconds(30));
   EXPECT_EQ(asleep(), 1);
   EXPECT_EQ(dir->totals().hibernations_deferred.load(), static_cast<std::uint64_t>(n - 1));
   // From then on, looked at every 100 ms: never more than one plus two per

@@ -1,12 +1,9 @@
 // sparse_sampler: the positions it draws are those of a Fisher–Yates
 // shuffle of [0, size) on the same random numbers, for small arrays drawn
-// whole and for large ones drawn from sparsely; spread_between: timer
-// offsets spread over their window.
+// whole and for large ones drawn from sparsely.
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <set>
@@ -72,25 +69,3 @@ TEST(SparseSampler, ADrawStoppedEarlyLeavesNothingForTheNext) {
 
 }  // namespace
 }  // namespace sk
-
-// Timers of swarms spawned one after the other (consecutive actor ids) land
-// all over the window, inside its bounds, the same key on the same point.
-TEST(SpreadBetween, ConsecutiveKeysCoverTheWindowWithinItsBounds) {
-  using ms = std::chrono::milliseconds;
-  const ms lo{30000};
-  const ms hi{60000};
-  std::vector<int> tenths(10, 0);
-  for (std::uint64_t id = 1; id <= 10000; ++id) {
-    const ms d = sk::spread_between(lo, hi, id ^ 0x5eed);
-    ASSERT_GE(d, lo);
-    ASSERT_LE(d, hi);
-    ++tenths[static_cast<std::size_t>(std::min<std::int64_t>(9, (d - lo).count() / 3000))];
-  }
-  // 1,000 expected in each tenth of the window; in step, all would be in one.
-  for (int n : tenths) {
-    EXPECT_GT(n, 850);
-    EXPECT_LT(n, 1150);
-  }
-  EXPECT_EQ(sk::spread_between(lo, hi, 42), sk::spread_between(lo, hi, 42));
-  EXPECT_EQ(sk::spread_between(lo, lo, 42), lo);
-}
