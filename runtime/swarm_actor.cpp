@@ -349,10 +349,9 @@ void reset_result(announce_result& r) {
 
 namespace {
 
-/// The behavior of the swarm actor on `core` (see swarm_actor.hpp).
-local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core_ptr core,
-                                                std::weak_ptr<swarm_registry> registry,
-                                                health_observer supervisor) {
+/// The behavior of the swarm actor (see swarm_actor.hpp), once its
+/// `core`, `registry` and `supervisor` are in its state.
+local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self) {
   // Time comes from the actor system's clock: steady_clock in production,
   // the test scheduler's simulated clock in tests. (Not `self->now()`:
   // Debian's libcaf_core 0.17.6 declares it but does not export it.)
@@ -361,9 +360,6 @@ local_swarm_actor::behavior_type swarm_behavior(swarm_actor_ptr self, swarm_core
   // longer expected) must not end a swarm: CAF's default error handler
   // quits, which would look like a crash.
   self->set_error_handler([](caf::error&) {});
-  st.core = std::move(core);
-  st.registry = std::move(registry);
-  st.supervisor = std::move(supervisor);
   if (auto reg = st.registry.lock()) {
     st.prober = reg->prober();
     st.totals = reg->totals();
@@ -542,8 +538,8 @@ class swarm_actor_impl : public caf::stateful_actor<swarm_state, local_swarm_act
  public:
   using super = caf::stateful_actor<swarm_state, local_swarm_actor::base>;
 
-  // The arguments wait in the state fields the behavior's start puts them
-  // in (no members of their own: every byte of an awake actor counts).
+  // The arguments go straight to the state fields the behavior reads (no
+  // members of their own: every byte of an awake actor counts).
   swarm_actor_impl(caf::actor_config& cfg, swarm_core_ptr core,
                    std::weak_ptr<swarm_registry> registry, health_observer supervisor)
       : super(cfg) {
@@ -552,10 +548,7 @@ class swarm_actor_impl : public caf::stateful_actor<swarm_state, local_swarm_act
     state.supervisor = std::move(supervisor);
   }
 
-  behavior_type make_behavior() override {
-    return swarm_behavior(this, std::move(state.core), std::move(state.registry),
-                          std::move(state.supervisor));
-  }
+  behavior_type make_behavior() override { return swarm_behavior(this); }
 
   caf::invoke_message_result consume(caf::mailbox_element& x) override {
     if (x.mid.is_async()) {
@@ -573,7 +566,6 @@ class swarm_actor_impl : public caf::stateful_actor<swarm_state, local_swarm_act
     }
     return super::consume(x);
   }
-
 };
 
 }  // namespace
