@@ -173,6 +173,7 @@ std::string resolve_http(reader& r, http_server_config& h, std::size_t usable_cp
   h.max_query_length = r.count<std::size_t>("http.max-query-length");
   h.read_timeout = r.millis("http.read-timeout");
   h.write_timeout = r.millis("http.write-timeout");
+  h.defer_accept = r.millis("http.defer-accept");
   h.max_pipeline = r.count<std::size_t>("http.max-pipeline");
   h.max_connections = r.count<std::size_t>("http.max-connections");
   h.max_connections_per_address = r.count<std::size_t>("http.max-connections-per-address");

@@ -126,6 +126,12 @@ std::vector<option_def> option_table() {
                "it (a keep-alive connection's idle time included): one deadline per request, so "
                "a client trickling its request a byte at a time holds a slot no longer"),
       duration("http", "write-timeout", 15s, 10ms, one_day, "deadline for writing responses"),
+      duration_or("http", "defer-accept", 1s, 0s, 1s, 1h,
+                  "a new connection is handed to the server only once its first request bytes "
+                  "have arrived, or after this long without any (Linux TCP_DEFER_ACCEPT, whole "
+                  "seconds rounded up; then http.read-timeout applies): one wake-up fewer per "
+                  "connection for the server and the client, and connections that never send "
+                  "anything are never accepted; 0s: accept at once"),
       integer("http", "max-pipeline", 16, 1, 1024,
               "requests in flight per connection (HTTP pipelining); reading pauses beyond"),
       integer("http", "max-connections", 10000, 1, 10000000,

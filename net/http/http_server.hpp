@@ -101,6 +101,14 @@ struct http_server_config {
   std::chrono::milliseconds read_timeout{15000};
   /// Deadline for writing one batch of responses.
   std::chrono::milliseconds write_timeout{15000};
+  /// A new connection is accepted only once its first request bytes have
+  /// arrived, or after this long without any (Linux TCP_DEFER_ACCEPT, whole
+  /// seconds rounded up; 0: accept at once). Every HTTP client speaks
+  /// first, so the I/O thread is woken once per connection instead of once
+  /// for the handshake and once more for the request; the client's side of
+  /// the handshake, which on loopback and on a busy host also pays for
+  /// waking the server, does that once too.
+  std::chrono::milliseconds defer_accept{1000};
   /// Requests one connection may have in flight (HTTP pipelining); reading
   /// pauses while this many responses are pending.
   std::size_t max_pipeline = 16;

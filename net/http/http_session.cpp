@@ -1,6 +1,12 @@
 #include "net/http/http_session.hpp"
 
 #include <algorithm>
+#include <cerrno>
+
+#ifdef __linux__
+#include <sys/socket.h>
+#include <sys/uio.h>
+#endif
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
@@ -521,9 +527,55 @@ void http_session::maybe_write() {
   }
   if (write_buffers_.empty()) return;
   writing_count_ = write_buffers_.size();
+  if (slot_for(head_seq_ + writing_count_ - 1).close_after && write_closing_now()) return;
   stream_.expires_after(ctx_.cfg.write_timeout);
   asio::async_write(stream_, write_buffers_,
                     beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+}
+
+bool http_session::write_closing_now() {
+#ifdef __linux__
+  constexpr std::size_t most_buffers = 64;
+  if (write_buffers_.size() > most_buffers) return false;
+  iovec iov[most_buffers];
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < write_buffers_.size(); ++i) {
+    iov[i].iov_base = const_cast<void*>(write_buffers_[i].data());
+    iov[i].iov_len = write_buffers_[i].size();
+    total += iov[i].iov_len;
+  }
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = write_buffers_.size();
+  ssize_t sent;
+  do {
+    sent = ::sendmsg(stream_.socket().native_handle(), &msg,
+                     MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    on_write(beast::error_code(errno, boost::system::system_category()), 0);
+    return true;
+  }
+  if (static_cast<std::size_t>(sent) == total) {
+    on_write({}, total);
+    return true;
+  }
+  // The socket took a part: the rest goes the usual way, and being sent
+  // without MSG_MORE it also pushes out the part held back.
+  auto skip = static_cast<std::size_t>(sent);
+  std::size_t first = 0;
+  while (skip >= write_buffers_[first].size()) skip -= write_buffers_[first++].size();
+  write_buffers_.erase(write_buffers_.begin(),
+                       write_buffers_.begin() + static_cast<std::ptrdiff_t>(first));
+  write_buffers_.front() += skip;
+  stream_.expires_after(ctx_.cfg.write_timeout);
+  asio::async_write(stream_, write_buffers_,
+                    beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+  return true;
+#else
+  return false;
+#endif
 }
 
 void http_session::on_write(beast::error_code ec, std::size_t) {

@@ -151,6 +151,13 @@ class http_session final : public std::enable_shared_from_this<http_session> {
   void linger_close();
   void do_discard();
   void close_now();
+  /// Writes `write_buffers_`, the last of which announces the close, at
+  /// once and without waiting for the socket, marked as more to come so
+  /// that the FIN of the close that follows leaves in the same segment as
+  /// the response (one packet fewer for both ends). False when the socket
+  /// took none of it now (the caller writes asynchronously); otherwise the
+  /// write is complete or its rest is under way.
+  bool write_closing_now();
   /// Makes the last response in the ring announce the close; false when
   /// it is being written already.
   bool close_last_response();

@@ -43,7 +43,8 @@ std::string http_fields(const daemon_settings& s) {
   for (const auto& b : h.bind_addresses) os << b << ',';
   os << '|' << h.io_threads << '|' << h.max_url_length << '|' << h.max_header_bytes << '|'
      << h.max_query_length << '|' << h.read_timeout.count() << '|' << h.write_timeout.count()
-     << '|' << h.max_pipeline << '|' << h.max_connections << '|' << h.max_connections_per_address
+     << '|' << h.defer_accept.count() << '|' << h.max_pipeline << '|' << h.max_connections << '|'
+     << h.max_connections_per_address
      << '|' << h.proxies.empty();
   return os.str();
 }

@@ -7,7 +7,10 @@ limits given as flags:
 
 daemon A (http.max-connections=60, http.max-connections-per-address=20,
 gateway.request-burst=50, gateway.requests-per-second=1,
-admin.auth-timeout=1s):
+admin.auth-timeout=1s, http.defer-accept=0s: its idle connections are
+accepted at once and in the order they connected, where the default
+deferral would hand them to the server only after it, in the kernel's
+order):
   - 30 idle connections from 127.0.0.1: 20 are served, 10 are closed at
     once; announces from 127.0.0.2 are all served meanwhile; a trusted
     proxy (127.0.0.50) is not capped;
@@ -21,7 +24,11 @@ admin.auth-timeout=1s):
   - an idle admin connection is closed after admin.auth-timeout;
   - /metrics counts all of it, and each limit's log line appears once.
 
-daemon B (http.read-timeout=2s, admin.auth-timeout=60s):
+daemon B (http.read-timeout=2s, admin.auth-timeout=60s, http.defer-accept=5s):
+  - a connection that sends nothing is not handed to the server during the
+    deferral, one that sends its request at once is answered at once, and
+    the silent one is accepted after the deferral and then closed at the
+    read deadline;
   - a request trickled a byte at a time is cut off at the read deadline;
   - 200 idle connections to the admin port (more than admin.max-connections,
     64), then an authenticated GET /api/node succeeds.
@@ -371,7 +378,8 @@ def daemon_a(binary):
                                "--http.read-timeout=120s",
                                f'--http.trusted-proxies=["{PROXY}"]',
                                f"--gateway.request-burst={BURST}",
-                               "--gateway.requests-per-second=1", "--admin.auth-timeout=1s"],
+                               "--gateway.requests-per-second=1", "--admin.auth-timeout=1s",
+                               "--http.defer-accept=0s"],
                       body)
     # Each limit's moment is logged once, not per refusal.
     assert log.count("holds http.max-connections-per-address") == 1, log
@@ -380,6 +388,32 @@ def daemon_a(binary):
 
 
 # -- daemon B: slowloris, the admin port under idle connections ------------------------
+
+DEFER_SECONDS = 5
+
+
+def deferred_accept(d):
+    silent = tcp_from("127.0.0.42", d.http)
+    connected = time.monotonic()
+    # The server has not seen it: no connection is counted.
+    assert metric(d.admin, "swarmkeeper_http_connections") == 0
+    # A client that speaks first is served without waiting for the deferral.
+    started = time.monotonic()
+    reply = announce("127.0.0.43", d.http)
+    took = time.monotonic() - started
+    assert b"interval" in reply, reply
+    assert took < DEFER_SECONDS, f"an announce on a new connection took {took:.1f} s"
+    seen_before = time.monotonic() - connected
+    if seen_before < DEFER_SECONDS:
+        assert metric(d.admin, "swarmkeeper_http_connections") == 0, \
+            "a connection that sent nothing was accepted during the deferral"
+    # After the deferral the kernel hands it over; the read deadline (2 s)
+    # then closes it.
+    assert closed_by_server(silent, 60), "a silent connection was never accepted and closed"
+    lived = time.monotonic() - connected
+    silent.close()
+    assert lived >= DEFER_SECONDS - 0.5, f"a silent connection was closed after {lived:.1f} s"
+
 
 def trickle(d):
     request = ("GET /announce?" + announce_query(b"T" * 20, b"P" * 20, 6881, 0) +
@@ -423,10 +457,12 @@ def admin_under_idle_connections(d):
 
 def daemon_b(binary):
     def body(d):
+        deferred_accept(d)
         trickle(d)
         admin_under_idle_connections(d)
 
-    log = with_daemon(binary, ["--http.read-timeout=2s", "--admin.auth-timeout=60s"], body)
+    log = with_daemon(binary, ["--http.read-timeout=2s", "--admin.auth-timeout=60s",
+                               f"--http.defer-accept={DEFER_SECONDS}s"], body)
     assert log.count("admin.max-connections (64) reached") == 1, log
 
 
