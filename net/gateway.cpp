@@ -459,8 +459,14 @@ std::size_t gateway::add_lanes(std::size_t n) {
 void gateway::flush(std::size_t lane) {
   gateway_lane& l = state_->lanes[lane];
   if (l.batch.empty()) return;
+  // The next round is likely about as large: its vectors start with this
+  // one's size instead of growing from empty (a reallocation per doubling).
+  const std::size_t announces = l.batch.announces.size();
+  const std::size_t scrapes = l.batch.scrapes.size();
   caf::anon_send(l.dispatcher, std::move(l.batch));
   l.batch = ticket_batch{};
+  l.batch.announces.reserve(announces);
+  l.batch.scrapes.reserve(scrapes);
 }
 
 std::size_t gateway::lanes() const noexcept { return state_->lanes.size(); }

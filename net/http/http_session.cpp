@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <tuple>
+#include <utility>
 
 #ifdef __linux__
 #include <sys/socket.h>
@@ -187,8 +189,12 @@ void http_session::maybe_read() {
 
 void http_session::do_read() {
   // A fresh parser per request: Beast parsers are single-use, and a fresh
-  // one resets the limits' counters.
-  parser_.emplace();
+  // one resets the limits' counters. The previous request's fields go with
+  // its parser, so their memory is free for this one.
+  parser_.reset();
+  arena_.reset();
+  parser_.emplace(std::piecewise_construct, std::make_tuple(),
+                  std::make_tuple(request_arena_allocator<char>(arena_)));
   parser_->header_limit(static_cast<std::uint32_t>(
       ctx_.cfg.max_url_length + ctx_.cfg.max_header_bytes + request_line_overhead));
   // Tracker requests are GETs without a body; any body is refused (413).

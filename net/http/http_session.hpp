@@ -44,6 +44,7 @@
 #include "net/http/http_lane.hpp"
 #include "net/http/http_response.hpp"
 #include "net/http/http_server.hpp"
+#include "net/http/request_arena.hpp"
 
 namespace sk {
 
@@ -94,7 +95,8 @@ class http_session final : public std::enable_shared_from_this<http_session> {
   void apply(http_lane::reply& r);
 
  private:
-  using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
+  using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body,
+                                                            request_arena_allocator<char>>;
 
   /// One pipelined request's response.
   struct slot {
@@ -175,6 +177,9 @@ class http_session final : public std::enable_shared_from_this<http_session> {
   const executor_type executor_;
   stream_type stream_;
   boost::beast::flat_buffer buffer_;
+  /// The current request's target and fields (before the parser: it
+  /// outlives the parser's blocks).
+  request_arena arena_;
   std::optional<request_parser> parser_;
   ip_address peer_;  ///< socket peer, IPv4-mapped normalised
   std::uint16_t peer_port_ = 0;
