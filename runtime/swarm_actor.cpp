@@ -186,12 +186,12 @@ bool shed(swarm_actor_ptr self, announce_ticket& t) {
 void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
   auto& st = self->state;
   if (t.announce.request.hash == st.core->hash() && shed(self, t)) return;
-  st.last_request = self->clock().now();
+  const auto now = self->clock().now();
+  st.last_request = now;
   // One result object reused across tickets: its buffers keep their
   // capacity, so a warm swarm answers without allocating.
   announce_result& res = st.scratch;
   reset_result(res);
-  const auto now = self->clock().now();
   const std::uint64_t address_refused = st.core->counters().address_refused;
   if (!st.core->announce(t.announce, now, res)) {
     t.fail();
@@ -565,6 +565,31 @@ class swarm_actor_impl : public caf::stateful_actor<swarm_state, local_swarm_act
       }
     }
     return super::consume(x);
+  }
+
+  /// CAF's `resume` less what a swarm never uses: after each run of
+  /// messages it would read the behavior for a receive timeout (the swarm
+  /// sets none: no `after` in its behavior) and the clock for stream
+  /// timeouts (it has no streams). On a population larger than the cache
+  /// the behavior read is a miss of its own on every resume. The rest is
+  /// the same: deficit round-robin over the mailbox's queues, at most
+  /// `max_throughput` messages, finalize when the behavior is gone, block
+  /// the mailbox when it is empty.
+  resume_result resume(caf::execution_unit* ctx, std::size_t max_throughput) override {
+    if (!activate(ctx)) {
+      return resume_result::done;
+    }
+    std::size_t handled = 0;
+    mailbox_visitor visit{this, handled, max_throughput};
+    while (handled < max_throughput) {
+      if (!mailbox().new_round(3, visit).consumed_items && mailbox().try_block()) {
+        return resume_result::awaiting_message;
+      }
+      if (finalize()) {
+        return resume_result::done;
+      }
+    }
+    return mailbox().try_block() ? resume_result::awaiting_message : resume_result::resume_later;
   }
 };
 

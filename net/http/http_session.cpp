@@ -567,18 +567,15 @@ bool http_session::write_closing_now() {
     on_write({}, total);
     return true;
   }
-  // The socket took a part: the rest goes the usual way, and being sent
-  // without MSG_MORE it also pushes out the part held back.
+  // The socket took a part: the caller writes the rest the usual way, and
+  // being sent without MSG_MORE it also pushes out the part held back.
   auto skip = static_cast<std::size_t>(sent);
   std::size_t first = 0;
   while (skip >= write_buffers_[first].size()) skip -= write_buffers_[first++].size();
   write_buffers_.erase(write_buffers_.begin(),
                        write_buffers_.begin() + static_cast<std::ptrdiff_t>(first));
   write_buffers_.front() += skip;
-  stream_.expires_after(ctx_.cfg.write_timeout);
-  asio::async_write(stream_, write_buffers_,
-                    beast::bind_front_handler(&http_session::on_write, shared_from_this()));
-  return true;
+  return false;
 #else
   return false;
 #endif

@@ -156,9 +156,10 @@ class http_session final : public std::enable_shared_from_this<http_session> {
   /// Writes `write_buffers_`, the last of which announces the close, at
   /// once and without waiting for the socket, marked as more to come so
   /// that the FIN of the close that follows leaves in the same segment as
-  /// the response (one packet fewer for both ends). False when the socket
-  /// took none of it now (the caller writes asynchronously); otherwise the
-  /// write is complete or its rest is under way.
+  /// the response (one packet fewer for both ends). True when the write is
+  /// done (or failed and the connection closed); false when the socket took
+  /// none or only a part of it now: `write_buffers_` then holds what is
+  /// left, for the caller to write asynchronously.
   bool write_closing_now();
   /// Makes the last response in the ring announce the close; false when
   /// it is being written already.

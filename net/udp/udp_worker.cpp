@@ -73,6 +73,7 @@ void udp_server::worker::on_readable(std::size_t i) {
     }
     bump(shared->received, static_cast<std::uint64_t>(got));
     round_received = std::chrono::steady_clock::now();
+    round_now = shared->clock();
     for (int k = 0; k < got; ++k) {
       handle(s.from[static_cast<std::size_t>(k)],
              std::string_view(
@@ -201,7 +202,7 @@ void udp_server::worker::handle(const sockaddr_storage& from, std::string_view p
     bump(shared->dropped_source_port_zero);
     return;
   }
-  const auto now = shared->clock();
+  const auto now = round_now;
   const udp_parse_result r =
       accept_udp_request(packet, shared->limits, shared->ids, client, now, request);
   switch (r.disposition) {

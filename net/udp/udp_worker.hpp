@@ -101,6 +101,9 @@ struct udp_server::worker {
   std::chrono::milliseconds tick{1000};
   /// When the current recvmmsg round was read (one clock read per round).
   std::chrono::steady_clock::time_point round_received{};
+  /// The server's clock (`shared_state::clock`: connection ids) as of the
+  /// current round, read once per round.
+  std::chrono::steady_clock::time_point round_now{};
   /// Announce latency of this worker (written on its thread only).
   latency_histogram latency;
 
