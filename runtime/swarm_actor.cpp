@@ -566,31 +566,6 @@ class swarm_actor_impl : public caf::stateful_actor<swarm_state, local_swarm_act
     }
     return super::consume(x);
   }
-
-  /// CAF's `resume` less what a swarm never uses: after each run of
-  /// messages it would read the behavior for a receive timeout (the swarm
-  /// sets none: no `after` in its behavior) and the clock for stream
-  /// timeouts (it has no streams). On a population larger than the cache
-  /// the behavior read is a miss of its own on every resume. The rest is
-  /// the same: deficit round-robin over the mailbox's queues, at most
-  /// `max_throughput` messages, finalize when the behavior is gone, block
-  /// the mailbox when it is empty.
-  resume_result resume(caf::execution_unit* ctx, std::size_t max_throughput) override {
-    if (!activate(ctx)) {
-      return resume_result::done;
-    }
-    std::size_t handled = 0;
-    mailbox_visitor visit{this, handled, max_throughput};
-    while (handled < max_throughput) {
-      if (!mailbox().new_round(3, visit).consumed_items && mailbox().try_block()) {
-        return resume_result::awaiting_message;
-      }
-      if (finalize()) {
-        return resume_result::done;
-      }
-    }
-    return mailbox().try_block() ? resume_result::awaiting_message : resume_result::resume_later;
-  }
 };
 
 }  // namespace
