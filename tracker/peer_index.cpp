@@ -40,13 +40,13 @@ std::uint64_t process_secret() {
 }  // namespace
 
 void peer_key_index::set_key(std::uint64_t seed) noexcept {
-  std::uint64_t s = seed ^ 0x1dec5eedULL ^ process_secret();
-  // Odd-ish, well mixed 64-bit keys; splitmix64 never repeats a value in
-  // four steps.
-  k0_ = splitmix64(s);
-  k1_ = splitmix64(s);
-  k2_ = splitmix64(s);
-  k3_ = splitmix64(s);
+  key_ = seed ^ 0x1dec5eedULL ^ process_secret();
+}
+
+void peer_key_index::clear() noexcept {
+  peer_array<entry>().swap(slots_);
+  mask_ = 0;
+  size_ = 0;
 }
 
 std::uint64_t peer_key_index::hash(const peer_key& k) const noexcept {
@@ -58,11 +58,18 @@ std::uint64_t peer_key_index::hash(const peer_key& k) const noexcept {
   // bytes are three words, each pair multiplied under secret keys: the
   // folded 128-bit products mix every input bit into every output bit, and
   // without the keys a client cannot aim ids at one bucket.
+  // The four key words: odd-ish, well mixed 64-bit values, four steps of
+  // splitmix64 from the stored key (it never repeats a value in four steps).
+  std::uint64_t s = key_;
+  const std::uint64_t k0 = splitmix64(s);
+  const std::uint64_t k1 = splitmix64(s);
+  const std::uint64_t k2 = splitmix64(s);
+  const std::uint64_t k3 = splitmix64(s);
   std::uint64_t id[3] = {0, 0, 0};
   std::memcpy(id, k.id.bytes.data(), 20);
-  const std::uint64_t a = mum(id[0] ^ k0_, id[1] ^ k1_);
-  const std::uint64_t b = mum(id[2] ^ k2_ ^ (k.ip.v6 ? 0x9e3779b97f4a7c15ULL : 0), a ^ k3_);
-  return mum(b ^ k1_, a ^ k2_);
+  const std::uint64_t a = mum(id[0] ^ k0, id[1] ^ k1);
+  const std::uint64_t b = mum(id[2] ^ k2 ^ (k.ip.v6 ? 0x9e3779b97f4a7c15ULL : 0), a ^ k3);
+  return mum(b ^ k1, a ^ k2);
 }
 
 std::uint32_t peer_key_index::find(const peer_key& k,
@@ -114,7 +121,7 @@ void peer_key_index::rehash(std::size_t cap) {
   // Tags are 32 bits, so the home bucket needs mask_ < 2^32: up to 3 * 2^30
   // peers per table (about 600 GB of records).
   assert(cap <= (std::size_t{1} << 32));
-  assert(4 * size_ <= 3 * cap);
+  assert(4 * std::size_t{size_} <= 3 * cap);
   peer_array<entry> old(cap);
   old.swap(slots_);
   mask_ = static_cast<std::uint32_t>(cap - 1);
@@ -130,7 +137,7 @@ void peer_key_index::rehash(std::size_t cap) {
 }
 
 void peer_key_index::insert(const peer_key& k, std::uint32_t i) {
-  if (4 * (size_ + 1) > 3 * slots_.size()) {
+  if (4 * (std::size_t{size_} + 1) > 3 * slots_.size()) {
     grow();
   }
   const auto tag = static_cast<std::uint32_t>(hash(k) >> 32);
@@ -167,7 +174,7 @@ void peer_key_index::move(const peer_key& k, std::uint32_t from, std::uint32_t t
 }
 
 bool peer_key_index::check(const peer_array<peer_record>& records) const {
-  if (size_ != records.size() || (!slots_.empty() && 4 * size_ > 3 * slots_.size())) {
+  if (size_ != records.size() || (!slots_.empty() && 4 * std::size_t{size_} > 3 * slots_.size())) {
     return false;
   }
   std::size_t used = 0;

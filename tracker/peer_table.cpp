@@ -47,10 +47,9 @@ std::size_t peer_table::peers_at(const ip_address& ip) const noexcept {
 }
 
 void peer_table::build_index() {
-  key_index& index = index_.ensure();
-  index.set_key(index_seed_);
+  index_.set_key(index_seed_);
   for (std::uint32_t i = 0; i < records_.size(); ++i) {
-    index.insert(peer_key{records_[i].id, records_[i].ip}, i);
+    index_.insert(peer_key{records_[i].id, records_[i].ip}, i);
   }
 }
 
@@ -91,10 +90,10 @@ void reserve_one_more(V& v) {
 
 void peer_table::compact(bool keep_last_removed) {
   sync();
-  if (index_.has_value() && records_.size() <= small_table / 2) {
-    index_.reset();
-  } else if (index_.has_value()) {
-    index_.get()->shrink(records_.size());
+  if (index_.has_slots() && records_.size() <= small_table / 2) {
+    index_.clear();
+  } else if (index_.has_slots()) {
+    index_.shrink(records_.size());
   }
   if (addresses_.has_value() && records_.size() < max_per_address_ / 2) {
     // Rebuilt when the table reaches the bound again (see `addresses_`).
@@ -136,9 +135,7 @@ std::size_t peer_table::heap_bytes() const noexcept {
       n += pool.capacity() * sizeof(std::uint32_t);
     }
   }
-  if (const key_index* index = index_.get()) {
-    n += sizeof(key_index) + index->heap_bytes();
-  }
+  n += index_.heap_bytes();
   if (last_removed_.has_value()) {
     n += sizeof(peer_traits);
   }
@@ -293,8 +290,8 @@ std::pair<peer_table::change, peer_traits*> peer_table::announce_ex(
     if (!reveal_.empty()) {
       reveal_.emplace_back();
     }
-    if (index_.has_value()) {
-      index_.get()->insert(key, i);
+    if (index_.has_slots()) {
+      index_.insert(key, i);
     } else if (records_.size() > small_table) {
       build_index();
     }
@@ -406,8 +403,8 @@ void peer_table::remove_at(std::uint32_t i) {
   const hot_entry h = hot_[i];
   --(h.has(hot_seeder) ? seeders_ : leechers_);
   partial_ -= h.has(hot_partial);
-  if (key_index* index = index_.get()) {
-    index->erase(peer_key{r.id, r.ip}, i);
+  if (index_.has_slots()) {
+    index_.erase(peer_key{r.id, r.ip}, i);
   }
   if (address_counts* a = addresses_.get()) {
     a->remove(r.ip);
@@ -448,8 +445,8 @@ void peer_table::remove_at(std::uint32_t i) {
     }
     const record& moved = records_[i];
     const hot_entry& mh = hot_[i];
-    if (key_index* index = index_.get()) {
-      index->move(peer_key{moved.id, moved.ip}, last, i);
+    if (index_.has_slots()) {
+      index_.move(peer_key{moved.id, moved.ip}, last, i);
     }
     family_of(mh).owner[mh.slot] = i;
     if (!mh.has(hot_quarantined)) {
@@ -471,8 +468,8 @@ std::uint32_t peer_table::locate(const peer_key& k) const {
     assert(hint_ < records_.size());
     return hint_;
   }
-  if (const key_index* index = index_.get()) {
-    return index->find(k, records_);
+  if (index_.has_slots()) {
+    return index_.find(k, records_);
   }
   for (std::uint32_t i = 0; i < records_.size(); ++i) {
     if (same_key(records_[i].id, records_[i].ip, k)) {

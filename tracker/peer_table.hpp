@@ -328,7 +328,7 @@ class peer_table {
   static constexpr std::size_t small_table = 8;
   /// Whether the table has built its index (more than `small_table` peers
   /// now, or since its last `compact`).
-  bool has_index() const noexcept { return index_.has_value(); }
+  bool has_index() const noexcept { return index_.has_slots(); }
   /// Heap bytes the table's arrays hold (capacity, not size): what a swarm's
   /// peers cost beyond the table object itself, malloc's own overhead not
   /// included. For tests and the memory bench.
@@ -451,8 +451,8 @@ class peer_table {
   /// Calls `f(records_ index)` for every record of id `id` and family `v6`.
   template <class F>
   void for_each_same_id(const peer_id& id, bool v6, F&& f) const {
-    if (const key_index* index = index_.get()) {
-      index->for_each_same_id(id, v6, records_, f);
+    if (index_.has_slots()) {
+      index_.for_each_same_id(id, v6, records_, f);
       return;
     }
     for (std::uint32_t i = 0; i < records_.size(); ++i) {
@@ -470,8 +470,9 @@ class peer_table {
   /// The flash-crowd bookkeeping of record i (sized on first use).
   reveal_state& reveal_at(std::uint32_t i);
 
-  /// Null while the table is small (see "Memory").
-  lazy_box<key_index> index_;
+  /// No slot array while the table is small (see "Memory"); the index's
+  /// 40 bytes live here, so a lookup reads the slots straight from the table.
+  key_index index_;
   /// The seed of the index's key, for building it later.
   std::uint64_t index_seed_;
   peer_array<record> records_;

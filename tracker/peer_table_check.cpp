@@ -14,10 +14,10 @@ bool peer_table::check_invariants() const {
     return false;
   }
   // Past small_table peers the index exists and covers every record.
-  if (records_.size() > small_table && !index_.has_value()) {
+  if (records_.size() > small_table && !index_.has_slots()) {
     return false;
   }
-  if (const key_index* index = index_.get(); index != nullptr && !index->check(records_)) {
+  if (index_.has_slots() && !index_.check(records_)) {
     return false;
   }
   if (hint_ != none && (hint_ >= records_.size() ||
