@@ -10,6 +10,7 @@
 #include "net/address_key.hpp"
 #include "net/creation_budget.hpp"
 #include "net/limit_latch.hpp"
+#include "net/recycler.hpp"
 #include "tracker/access_list.hpp"
 #include "tracker/node_census.hpp"
 #include "runtime/directory.hpp"
@@ -364,7 +365,7 @@ class gateway_scrape_ticket final : public scrape_ticket {
       bump(st.count(f_->r->via()).rerouted);
       auto addr = swarm.address();
       caf::anon_send(swarm, scrape_atom::value,
-                     scrape_ticket_ptr(std::make_shared<gateway_scrape_ticket>(
+                     scrape_ticket_ptr(make_recycled<gateway_scrape_ticket>(
                          f_, slot_, std::move(addr), retries_ - 1)));
     }
     st.gate.leave();
@@ -412,7 +413,7 @@ void gateway_detail::dispatch_announce(state_ptr st, std::shared_ptr<announce_re
   const bool routed = static_cast<bool>(swarm);
   if (routed) {
     const std::size_t lane = r->lane_;
-    announce_ticket_ptr ticket = std::make_shared<gateway_ticket>(std::move(a), st, r, retries);
+    announce_ticket_ptr ticket = make_recycled<gateway_ticket>(std::move(a), st, r, retries);
     if (batched)
       st->lanes[lane].batch.announces.emplace_back(std::move(swarm), std::move(ticket));
     else
@@ -545,7 +546,7 @@ void gateway::scrape(std::size_t lane, transport via, std::vector<info_hash> has
       // swarm (anyone could fill the directory with scrapes of random hashes).
       if (swarm_interface swarm = st.locator.find(hashes[i])) {
         f->remaining.fetch_add(1, std::memory_order_relaxed);
-        auto ticket = std::make_shared<gateway_scrape_ticket>(f, i, swarm.address(), 1);
+        auto ticket = make_recycled<gateway_scrape_ticket>(f, i, swarm.address(), 1);
         st.lanes[lane].batch.scrapes.emplace_back(std::move(swarm),
                                                   scrape_ticket_ptr(std::move(ticket)));
       }

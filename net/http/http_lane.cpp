@@ -11,6 +11,7 @@
 #include <boost/asio/post.hpp>
 
 #include "net/http/http_session.hpp"
+#include "net/recycler.hpp"
 
 namespace sk {
 
@@ -203,12 +204,12 @@ class http_scrape_reply final : public http_reply_base<scrape_reply> {
 
 std::shared_ptr<announce_reply> make_http_announce_reply(std::shared_ptr<http_session> session,
                                                          std::uint64_t tag, http_lane& lane) {
-  return std::make_shared<http_announce_reply>(std::move(session), tag, lane);
+  return make_recycled<http_announce_reply>(std::move(session), tag, lane);
 }
 
 std::shared_ptr<scrape_reply> make_http_scrape_reply(std::shared_ptr<http_session> session,
                                                      std::uint64_t tag, http_lane& lane) {
-  return std::make_shared<http_scrape_reply>(std::move(session), tag, lane);
+  return make_recycled<http_scrape_reply>(std::move(session), tag, lane);
 }
 
 }  // namespace sk

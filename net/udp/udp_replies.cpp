@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "net/recycler.hpp"
 #include "net/udp/udp_shared.hpp"
 
 namespace sk::udp_detail {
@@ -200,11 +201,11 @@ class udp_scrape_reply final : public scrape_reply,
 }  // namespace
 
 std::shared_ptr<announce_reply> make_announce_reply(udp_return to) {
-  return std::make_shared<udp_announce_reply>(std::move(to));
+  return make_recycled<udp_announce_reply>(std::move(to));
 }
 
 std::shared_ptr<scrape_reply> make_scrape_reply(udp_return to) {
-  return std::make_shared<udp_scrape_reply>(std::move(to));
+  return make_recycled<udp_scrape_reply>(std::move(to));
 }
 
 }  // namespace sk::udp_detail
