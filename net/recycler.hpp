@@ -50,7 +50,7 @@ class block_recycler {
  public:
   /// Blocks parked at most (for each size); about `max_parked * Size` bytes
   /// stay with the recycler after a burst instead of going back to malloc.
-  static constexpr std::size_t max_parked = 4096;
+  static constexpr std::size_t max_parked = 1024;
 
   /// A block of `Size` bytes (operator new's alignment).
   static void* take() {
