@@ -48,6 +48,7 @@ class directory_locator final : public swarm_locator {
   explicit directory_locator(swarm_directory& dir) : dir_(dir) {}
   route_result route(const info_hash& h) override { return dir_.open_swarm(h); }
   swarm_interface find(const info_hash& h) override { return dir_.find_swarm(h); }
+  void prefetch(const info_hash* hashes, std::size_t n) override { dir_.prefetch(hashes, n); }
 
  private:
   swarm_directory& dir_;
@@ -455,6 +456,10 @@ std::size_t gateway::add_lanes(std::size_t n) {
     state_->lanes.back().dispatcher = sys_.spawn<caf::hidden>(dispatcher_impl);
   }
   return first;
+}
+
+void gateway::prefetch(const info_hash* hashes, std::size_t n) {
+  state_->locator.prefetch(hashes, n);
 }
 
 void gateway::flush(std::size_t lane) {

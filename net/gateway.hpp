@@ -143,6 +143,13 @@ class swarm_locator {
   virtual route_result route(const info_hash& h) = 0;
   /// The owner of `h` if it exists (scrapes must not create swarms).
   virtual swarm_interface find(const info_hash& h) = 0;
+  /// A hint that `route` or `find` follows for each of `n` hashes (soon,
+  /// on this thread): the locator may ask for their memory ahead. Changes
+  /// nothing; by default does nothing.
+  virtual void prefetch(const info_hash* hashes, std::size_t n) {
+    (void)hashes;
+    (void)n;
+  }
 };
 
 /// Stripes of the request rate limit's table (each a mutex).
@@ -320,6 +327,11 @@ class gateway {
   /// order (duplicates kept). Never creates a swarm.
   void scrape(std::size_t lane, transport via, std::vector<info_hash> hashes,
               const ip_address& source, std::shared_ptr<scrape_reply> reply);
+
+  /// A hint that announces for these `n` hashes follow on this thread (a
+  /// transport's round of requests): their swarms' lookups are prefetched
+  /// together (`swarm_locator::prefetch`). Changes nothing.
+  void prefetch(const info_hash* hashes, std::size_t n);
 
   /// Takes one token of `source`'s request rate for a request the gateway
   /// never sees (a UDP connect); false (counted, and the limit's log line

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <spdlog/spdlog.h>
+#include <caf/scheduled_actor.hpp>
 
 #include "runtime/compact_heap.hpp"
 #include "runtime/swarm_actor.hpp"
@@ -527,6 +528,40 @@ swarm_interface swarm_directory::find_swarm(const info_hash& h) const {
   if (auto v = table_->view(); v && table_->placement_ && v->owner(h) != v->self)
     return table_->route(h).swarm;
   return {};
+}
+
+void swarm_directory::prefetch(const info_hash* hashes, std::size_t n) const noexcept {
+  constexpr std::size_t batch = 32;
+  std::uint64_t hv[batch];
+  for (std::size_t first = 0; first < n; first += batch) {
+    const std::size_t m = std::min(batch, n - first);
+    const info_hash* h = hashes + first;
+    for (std::size_t i = 0; i < m; ++i) {
+      hv[i] = table_->hash(h[i]);
+      auto& s = table_->stripe_for(hv[i]);
+      std::lock_guard<std::mutex> guard(s.mtx);
+      s.map.prefetch_slot(hv[i]);
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+      auto& s = table_->stripe_for(hv[i]);
+      std::lock_guard<std::mutex> guard(s.mtx);
+      s.map.prefetch_item(hv[i]);
+    }
+    // A running swarm's handle: the reference count the lookup's copy
+    // increments, the actor's first line and its mailbox, which the
+    // message to it writes.
+    for (std::size_t i = 0; i < m; ++i) {
+      auto& s = table_->stripe_for(hv[i]);
+      std::lock_guard<std::mutex> guard(s.mtx);
+      auto it = s.map.find(h[i], hv[i]);
+      if (it == s.map.end() || !it->second.local) continue;
+      caf::actor_control_block* ctrl = caf::actor_cast<caf::actor_control_block*>(it->second.local);
+      __builtin_prefetch(ctrl);
+      caf::abstract_actor* actor = ctrl->get();
+      __builtin_prefetch(actor);
+      __builtin_prefetch(&static_cast<caf::scheduled_actor*>(actor)->mailbox());
+    }
+  }
 }
 
 caf::actor swarm_directory::route(const info_hash& h) {

@@ -145,6 +145,14 @@ class swarm_directory {
   /// torrent).
   swarm_interface find_swarm(const info_hash& h) const;
 
+  /// Cache hints before `find_swarm` / `open_swarm` of each of `n` hashes
+  /// (a transport's round of requests): the stripes' slots, their items and
+  /// the running swarms' actors are asked for a batch at a time, so that
+  /// the lookups that follow find them in cache instead of waiting for each
+  /// miss in turn. Changes nothing; thread-safe (each stripe read under its
+  /// lock).
+  void prefetch(const info_hash* hashes, std::size_t n) const noexcept;
+
   /// `route_swarm`, dynamically typed.
   caf::actor route(const info_hash& h);
   /// `find_swarm`, dynamically typed.

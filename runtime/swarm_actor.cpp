@@ -189,6 +189,9 @@ void serve_announce(swarm_actor_ptr self, announce_ticket& t) {
   if (t.announce.request.hash == st.core->hash() && shed(self, t)) return;
   const auto now = self->clock().now();
   st.last_request = now;
+  // The window's bucket is read at the end of the announce; asked for now,
+  // its miss overlaps the peer lookup's instead of following it.
+  st.core->tracker().prefetch(now);
   // One result object reused across tickets: its buffers keep their
   // capacity, so a warm swarm answers without allocating.
   announce_result& res = st.scratch;
@@ -612,6 +615,10 @@ class swarm_actor_impl : public caf::stateful_actor<swarm_state, local_swarm_act
   }
 
   caf::invoke_message_result consume(caf::mailbox_element& x) override {
+    // CAF reads the top of the behavior stack (a small block of its own)
+    // after every run of messages; asked for now, it arrives while the
+    // message is handled instead of stalling the scheduler afterwards.
+    if (!bhvr_stack_.empty()) __builtin_prefetch(&bhvr_stack_.back());
     if (x.mid.is_async()) {
       auto& content = x.content();
       if (content.match_elements<announce_atom, announce_ticket_ptr>()) {

@@ -83,6 +83,30 @@ class swarm_map {
     return p == none ? items_.end() : items_.begin() + p;
   }
 
+  /// Cache hints for a batch of lookups, each call a stage of its own so
+  /// that the misses of many keys overlap: `prefetch_slot` asks for the home
+  /// slot's line, `prefetch_item` (once that line is likely there) for the
+  /// item the first slot with the key's tag names. Neither changes anything
+  /// or reads an item; `hash` is `hash(h)`.
+  void prefetch_slot(std::uint64_t hash) const noexcept {
+    if (slots_.empty()) return;
+    __builtin_prefetch(&slots_[static_cast<std::uint32_t>(hash) & mask_]);
+  }
+  void prefetch_item(std::uint64_t hash) const noexcept {
+    if (slots_.empty()) return;
+    const auto tag = static_cast<std::uint32_t>(hash);
+    for (std::uint32_t s = tag & mask_;; s = (s + 1) & mask_) {
+      const slot& e = slots_[s];
+      if (e.pos == none) return;
+      if (e.tag == tag) {
+        const auto* item = reinterpret_cast<const char*>(&items_[e.pos]);
+        __builtin_prefetch(item);
+        __builtin_prefetch(item + sizeof(value_type) - 1);  // an item across two lines
+        return;
+      }
+    }
+  }
+
   /// Makes room for one more item, so that the next `emplace` of a new key
   /// cannot throw (a caller that must not fail after it acted, such as the
   /// directory after spawning a swarm, calls this first). May throw

@@ -261,6 +261,17 @@ std::int64_t swarm_health_tracker::epoch_of(health_time t) const noexcept {
   return e;
 }
 
+void swarm_health_tracker::prefetch(health_time now) const noexcept {
+  if (ring_.empty()) return;
+  const bucket* b = ring_.data();
+  if (is_ring()) {
+    b += residue(epoch_of(now));
+  } else {
+    __builtin_prefetch(reinterpret_cast<const char*>(b) + 64);  // a list spans a line or two
+  }
+  __builtin_prefetch(b);
+}
+
 swarm_health_tracker::bucket* swarm_health_tracker::bucket_at(health_time now) {
   const std::int64_t e = epoch_of(now);
   bucket* found = find_slot(e);

@@ -278,6 +278,9 @@ class swarm_health_tracker {
     std::uint64_t early_departures = 0;      ///< ... within early_leave_time of completing
   };
   window_totals totals(health_time now) const;
+  /// A cache hint ahead of an event at `now`: the bucket it will count in
+  /// (the ring's slot, or the short list). Changes nothing.
+  void prefetch(health_time now) const noexcept;
   /// Buckets the window holds now: 0 for a tracker that saw no event within
   /// a window at its last `evaluate`, up to ceil(window / bucket) when busy.
   std::size_t window_buckets() const noexcept { return ring_.size(); }

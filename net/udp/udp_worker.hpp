@@ -115,6 +115,9 @@ struct udp_server::worker {
   /// Reads rounds of datagrams from socket `i` (up to `rounds_per_wakeup`),
   /// handles them and sends what they and the swarms produced.
   void on_readable(std::size_t i);
+  /// Asks for the swarms of this round's announces ahead of handling them
+  /// (`gateway::prefetch`).
+  void prefetch_swarms(const socket_slot& s, int got);
 
   static socklen_t address_length(const sockaddr_storage& a) noexcept {
     return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);

@@ -226,6 +226,43 @@ TEST_F(DormantSwarms, AQuietSwarmSleepsAsDataAndWakesWithItsPeersAndCounts) {
   EXPECT_EQ(census_peers(), 3);
 }
 
+TEST_F(DormantSwarms, PrefetchingAHashWakesNothingAndCreatesNothing) {
+  // The UDP transport prefetches the hashes of a round before routing them;
+  // a hint must neither wake a sleeping swarm nor make one for an unknown
+  // hash (a forged datagram's).
+  announce(1, 0, announce_event::started);
+  const caf::actor first = dir->find(h);
+  ASSERT_TRUE(first);
+  watch(first);
+  const info_hash awake = test::ih(0x52);
+  ASSERT_TRUE(dir->route_swarm(awake));
+  run();
+  advance(seconds(45));
+  ASSERT_TRUE(exited(first));
+  ASSERT_EQ(dormant(), 1);
+  const std::size_t swarms = dir->size();
+
+  const info_hash unknown = test::ih(0x53);
+  const std::vector<info_hash> round{h, unknown, awake, h, unknown};
+  dir->prefetch(round.data(), round.size());
+  dir->prefetch(round.data(), 0);
+  run();
+  EXPECT_EQ(dormant(), 1);
+  EXPECT_NE(dir->dormant(h), nullptr);
+  EXPECT_EQ(dir->totals().woken.load(), 0u);
+  EXPECT_EQ(dir->size(), swarms);
+  EXPECT_EQ(dir->census()->swarms(), static_cast<std::int64_t>(swarms));
+  EXPECT_FALSE(dir->find(unknown));
+
+  // A round longer than the directory's own batch of hints.
+  std::vector<info_hash> many;
+  for (int i = 0; i < 100; ++i) many.push_back(test::ih(static_cast<std::uint8_t>(0x60 + i)));
+  many.push_back(h);
+  dir->prefetch(many.data(), many.size());
+  EXPECT_EQ(dormant(), 1);
+  EXPECT_EQ(dir->size(), swarms);
+}
+
 TEST_F(DormantSwarms, ASleepingSwarmWhosePeersTimedOutIsDroppedWithItsCounts) {
   announce(1, 1000, announce_event::started);
   advance(seconds(45));

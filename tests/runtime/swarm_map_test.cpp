@@ -73,6 +73,33 @@ TEST(SwarmMap, MatchesAnOrderedMapUnderRandomChurn) {
   }
 }
 
+TEST(SwarmMap, PrefetchHintsChangeNothing) {
+  swarm_map<std::uint64_t> m;
+  // An empty map has no slots to look at.
+  m.prefetch_slot(m.hash(hash_of(1)));
+  m.prefetch_item(m.hash(hash_of(1)));
+  for (std::uint64_t n = 0; n < 1000; ++n) m.emplace(hash_of(n), n);
+  // Present keys, absent ones, and hashes whose probe runs end anywhere.
+  for (std::uint64_t n = 0; n < 3000; ++n) {
+    const std::uint64_t hv = m.hash(hash_of(n));
+    m.prefetch_slot(hv);
+    m.prefetch_item(hv);
+    m.prefetch_item(~hv);
+  }
+  ASSERT_TRUE(m.check());
+  ASSERT_EQ(m.size(), 1000u);
+  for (std::uint64_t n = 0; n < 1000; ++n) {
+    auto it = m.find(hash_of(n));
+    ASSERT_NE(it, m.end());
+    ASSERT_EQ(it->second, n);
+  }
+  // Emptied (the arrays freed): no slot read.
+  m.clear();
+  m.prefetch_slot(m.hash(hash_of(1)));
+  m.prefetch_item(m.hash(hash_of(1)));
+  EXPECT_TRUE(m.check());
+}
+
 TEST(SwarmMap, ErasingWhileIteratingVisitsEveryItemOnce) {
   // Four in five erased: the arrays are rebuilt smaller during the walk.
   swarm_map<std::uint64_t> m;

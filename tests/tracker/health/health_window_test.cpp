@@ -1,7 +1,8 @@
 // The health window's compact form (a short list of buckets, the full ring
 // only while busy) counts exactly what the plain ring of ceil(window /
 // bucket) buckets counts: random event sequences, fed in time order as the
-// swarm core feeds them, against a reference ring written out here.
+// swarm core feeds them (each after a cache hint, as the swarm gives), against
+// a reference ring written out here.
 
 #include "tracker/swarm_health.hpp"
 
@@ -149,6 +150,10 @@ TEST(HealthWindow, CountsExactlyWhatTheRingCounts) {
       } else {
         t += std::chrono::seconds(std::uniform_int_distribution<int>(1800, 7200)(rng));
       }
+      // The cache hint before an event (the swarm gives one per announce),
+      // also for times outside the window: it must change no count.
+      h.prefetch(t);
+      h.prefetch(t - 3h);
       feed(h, ref, t, std::uniform_int_distribution<int>(0, 4)(rng));
       if (step % 7 == 0) {
         h.evaluate(empty, t);  // drops what left the window
