@@ -46,6 +46,7 @@
 #include "runtime/messages.hpp"
 #include "app/config.hpp"
 #include "app/logging.hpp"
+#include "app/malloc_tuning.hpp"
 #include "app/sd_notify.hpp"
 #include "runtime/state_keeper.hpp"
 #include "admin/admin_server.hpp"
@@ -323,6 +324,9 @@ int set_thread_policy(bool batch) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First of all: may start this program again with glibc's thread cache
+  // enlarged (app/malloc_tuning.hpp).
+  sk::reexec_with_malloc_tuning(argv);
   // No fastbins in glibc's malloc: a small block freed past the thread's
   // cache is merged with its free neighbours at once instead of queued
   // for a later merge. With fastbins, the next large allocation in that

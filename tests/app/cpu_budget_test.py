@@ -10,13 +10,10 @@ usage: cpu_budget_test.py path/to/swarmkeeper
 """
 import os
 import re
-import signal
-import subprocess
 import sys
-import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
-from daemon_checks import thread_policies  # noqa: E402
+from daemon_checks import serving, thread_policies  # noqa: E402
 
 LINE = re.compile(r"serving HTTP on .*\((\d+) I/O threads, (\d+) scheduler threads\)")
 
@@ -27,25 +24,8 @@ def threads_under(binary, cpus, extra=(), wrapper=()):
     port = free_port()
     cmd = ["taskset", "-c", cpus, *wrapper, binary, "--http.bind=127.0.0.1", f"--http.port={port}",
            f"--udp.port={port}", "--admin.port=0", *extra]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    seen = []
-    deadline = time.monotonic() + 60
-    try:
-        for line in proc.stdout:
-            seen.append(line)
-            m = LINE.search(line)
-            if m:
-                return int(m.group(1)), int(m.group(2)), thread_policies(proc.pid)
-            if time.monotonic() > deadline:
-                break
-        raise AssertionError(f"no 'serving HTTP' line from {' '.join(cmd)}:\n{''.join(seen)}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise AssertionError("daemon did not stop on SIGTERM")
+    with serving(cmd, LINE) as (proc, m):
+        return int(m.group(1)), int(m.group(2)), thread_policies(proc.pid)
 
 
 def main():

@@ -1,9 +1,13 @@
 """What the daemon-level Python tests poll and read: a condition waited for
-with a deadline, the samples of a Prometheus text exposition, and the
-scheduling policy of a process's threads.
+with a deadline, the samples of a Prometheus text exposition, the
+scheduling policy of a process's threads, and a daemon held while it
+serves.
 """
 
+import contextlib
 import os
+import signal
+import subprocess
 import time
 
 
@@ -45,3 +49,34 @@ def thread_policies(pid):
         fields = stat[stat.rindex(")") + 2:].split()
         out["%s (%s)" % (name, tid)] = int(fields[41 - 3])
     return out
+
+
+@contextlib.contextmanager
+def serving(cmd, ready, env=None, timeout=60):
+    """(process, match) of a daemon started with `cmd` (and `env`), once a
+    line of its output matches the compiled regex `ready`; on the way out it
+    is stopped with SIGTERM and must exit with status 0 within 30 s.
+    AssertionError with its output when no line matches within `timeout`."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+    seen = []
+    deadline = time.monotonic() + timeout
+    try:
+        match = None
+        for line in proc.stdout:
+            seen.append(line)
+            match = ready.search(line)
+            if match or time.monotonic() > deadline:
+                break
+        if not match:
+            raise AssertionError(f"no line like {ready.pattern!r} from {' '.join(cmd)}:\n"
+                                 f"{''.join(seen)}")
+        yield proc, match
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError("daemon did not stop on SIGTERM")
+    assert proc.returncode == 0, f"exit status {proc.returncode} after SIGTERM"
