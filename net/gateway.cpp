@@ -609,7 +609,10 @@ std::size_t gateway::in_flight(std::size_t lane) const noexcept {
 }
 
 void gateway::close_lane(std::size_t lane) noexcept {
-  state_->lanes[lane].gate.close();
+  // Waits as well: a swarm thread that claimed an answer before the close
+  // (its request no longer counted in flight) is still handing it to the
+  // transport, which must stay open for it until it leaves.
+  state_->lanes[lane].gate.close_and_wait();
 }
 
 void gateway::abandon(std::size_t lane) {

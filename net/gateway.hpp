@@ -357,7 +357,10 @@ class gateway {
 
   /// Requests of lane `lane` waiting for swarms (any thread).
   std::size_t in_flight(std::size_t lane) const noexcept;
-  /// Refuses every new request of the lane with `shutting_down`.
+  /// Refuses every new request of the lane with `shutting_down`, and
+  /// returns once no thread is inside the lane: an answer a swarm claimed
+  /// before the close has reached the transport by then. Not from a thread
+  /// that is inside the lane (a transport's own callback).
   void close_lane(std::size_t lane) noexcept;
   /// Answers every request of the lane still waiting with `shutting_down`
   /// (after the lane's thread stopped, or on it).
