@@ -30,19 +30,19 @@ void reexec_with_malloc_tuning(char** argv) {
   if (n <= 0) return;
   path[n] = '\0';
   if (std::strstr(path, " (deleted)") != nullptr) return;  // replaced since it started
-  const std::string saved = current != nullptr ? current : "";
+  const bool had = current != nullptr;
+  const std::string saved = had ? current : "";
+  // Not re-executed: run on glibc's defaults, with the environment as it was.
+  auto restore = [&] {
+    ::unsetenv(marker);
+    had ? ::setenv("GLIBC_TUNABLES", saved.c_str(), 1) : ::unsetenv("GLIBC_TUNABLES");
+  };
   std::string value = saved.empty() ? std::string() : saved + ":";
   value += std::string(key) + "=" + std::to_string(malloc_cache_blocks);
   if (::setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
-  if (::setenv(marker, "1", 1) != 0) {
-    current != nullptr ? ::setenv("GLIBC_TUNABLES", saved.c_str(), 1)
-                       : ::unsetenv("GLIBC_TUNABLES");
-    return;
-  }
+  if (::setenv(marker, "1", 1) != 0) return restore();
   ::execv(path, argv);
-  // Not re-executed: run on glibc's defaults, with the environment as it was.
-  ::unsetenv(marker);
-  current != nullptr ? ::setenv("GLIBC_TUNABLES", saved.c_str(), 1) : ::unsetenv("GLIBC_TUNABLES");
+  restore();
 #endif
 }
 

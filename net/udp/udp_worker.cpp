@@ -103,17 +103,21 @@ void udp_server::worker::on_readable(std::size_t i) {
 }
 
 void udp_server::worker::prefetch_swarms(const socket_slot& s, int got) {
-  // What looks like an announce (BEP 15: length, action 1; the info_hash at
-  // offset 16); the checks come later, in handle(). A forged one costs a
-  // lookup of a hash that is not there.
+  // What looks like an announce (BEP 15: its length, its action; the
+  // info_hash right after the header); the checks come later, in handle().
+  // A forged one costs a lookup of a hash that is not there.
   std::array<info_hash, round> hashes;
   std::size_t n = 0;
   for (int k = 0; k < got; ++k) {
     const auto len =
         std::min<std::size_t>(s.msgs[static_cast<std::size_t>(k)].msg_len, datagram_max);
     const char* p = s.buffers.data() + static_cast<std::size_t>(k) * datagram_max;
-    if (len < 98 || p[8] != 0 || p[9] != 0 || p[10] != 0 || p[11] != 1) continue;
-    std::memcpy(hashes[n++].bytes.data(), p + 16, 20);
+    std::uint32_t action = 0;
+    std::memcpy(&action, p + 8, sizeof action);  // after the connection id
+    if (len < udp_announce_request_size ||
+        ntohl(action) != static_cast<std::uint32_t>(udp_action::announce))
+      continue;
+    std::memcpy(hashes[n++].bytes.data(), p + udp_header_size, hashes[0].bytes.size());
   }
   if (n > 0) shared->gw.prefetch(hashes.data(), n);
 }
