@@ -6,11 +6,13 @@
 ///          banned clients) ─▶ reachability prober (if probe.enable) ─▶
 ///          swarm directory (handed the prober and the ban list) ─▶
 ///          supervisor (restarts crashed swarms, spawns remediation) ─▶
-///          state file (if state.dir: swarms, bans, holds of the last run;
-///          then a snapshot every state.snapshot-period) ─▶ cluster node (if cluster.port) ─▶ gateway (handed the access
-///          list) ─▶ UDP server (sockets, socket workers) ─▶ HTTP server
-///          (listeners, I/O threads) ─▶ admin API (if admin.port; last, so
-///          it reports on running parts)
+///          gateway (handed the access list) ─▶ HTTP server (listeners, I/O
+///          threads; starting: /health 503, tracker requests refused with
+///          a retry) ─▶ state file (if state.dir: swarms, bans, holds of the
+///          last run; then a snapshot every state.snapshot-period) ─▶
+///          cluster node (if cluster.port) ─▶ UDP server (sockets, socket
+///          workers) ─▶ HTTP ready ─▶ admin API (if admin.port; last, so it
+///          reports on running parts)
 ///   stop:  stop the admin API (first) ─▶ stop accepting HTTP ─▶ stop UDP
 ///          (stop receiving, drain replies in flight, stop workers) ─▶ drain
 ///          HTTP connections ─▶ stop I/O threads ─▶ stop the prober (aborts
@@ -80,12 +82,17 @@ std::string join(const std::vector<std::string>& xs) {
 /// half of what it held at its high-water mark (and at least 1000 swarms or
 /// 10,000 peers fewer), or runs half as many swarm actors (at least 1000
 /// fewer: quiet swarms went to sleep as data), `malloc_trim` releases the free pages of every
-/// arena, and keeps doing so at each call for `linger`: an ended swarm
-/// actor's memory is freed only when its last pending timer (the health
-/// tick, a CAF 0.17 delayed message holding a reference to it) has fired.
+/// arena, and does so again every `gap` for `linger` and once at its end: an
+/// ended swarm actor's memory is freed only when its last pending timer
+/// (the health tick, a CAF 0.17 delayed message holding a reference to it)
+/// has fired. Each call holds each arena's lock in turn while it walks that
+/// arena's free memory (milliseconds once a population has fallen asleep),
+/// and a thread that allocates in it waits: so it runs a few times per
+/// linger, not at every check.
 class memory_trimmer {
  public:
-  explicit memory_trimmer(std::chrono::seconds linger) : linger_(linger) {}
+  memory_trimmer(std::chrono::seconds linger, std::chrono::seconds gap)
+      : linger_(linger), gap_(gap) {}
 
   /// `dormant`: the swarms of `census` asleep as data (no actor).
   void check(const sk::node_census& census, std::int64_t dormant,
@@ -107,13 +114,30 @@ class memory_trimmer {
       high_swarms_ = swarms;
       high_peers_ = peers;
       high_actors_ = actors;
+      if (trimmed_end_ == trim_until_) last_trim_ = {};  // a new episode: trim now
       trim_until_ = now + linger_;
     }
-    if (now <= trim_until_) ::malloc_trim(0);
+    if (trimmed_end_ == trim_until_) return;  // no episode, or its closing trim ran
+    // The linger's last check (or the first after it, if checks came late)
+    // closes the episode.
+    const bool closing = now + period > trim_until_;
+    if (!closing && last_trim_ != std::chrono::steady_clock::time_point{} &&
+        now - last_trim_ < gap_)
+      return;
+    ::malloc_trim(0);
+    last_trim_ = now;
+    if (closing) trimmed_end_ = trim_until_;
   }
+
+  /// How often `check` is called.
+  static constexpr std::chrono::seconds period{5};
 
  private:
   const std::chrono::seconds linger_;
+  const std::chrono::seconds gap_;
+  std::chrono::steady_clock::time_point last_trim_{};
+  /// The linger whose closing trim ran.
+  std::chrono::steady_clock::time_point trimmed_end_{};
   std::int64_t high_swarms_ = 0;
   std::int64_t high_peers_ = 0;
   std::int64_t high_actors_ = 0;
@@ -177,10 +201,21 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   if (prober) directory.set_prober(prober->actor());
   // Before anything can route: every swarm is supervised from its spawn.
   directory.start_supervisor(settings.supervisor);
+  // The one door both transports hand their requests to.
+  sk::gateway gateway{sys, directory, settings.gateway, lists.access()};
+  // HTTP listens first, starting: until ready() below, /health answers 503
+  // "starting" and announces and scrapes a retryable failure, so a load
+  // balancer or an operator sees a daemon loading its state, not a closed
+  // port (a million swarms take about a minute), and no client gets a peer
+  // list before the swarms are back. Binding first also fails a taken port
+  // before that minute.
+  sk::http_server server{settings.http, gateway};
+  server.start(/*starting=*/true);
   // Before any front end or the cluster can route: the swarms, bans and
   // holds of the last run are back before the first announce.
   std::optional<sk::state_keeper> state;
   if (!settings.state.dir.empty()) {
+    sk::sd::notify("STATUS=loading the state file");
     state.emplace(sys, directory, lists.bans(), settings.state, lists.access());
     state->load();
     state->start();
@@ -192,11 +227,9 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
     cluster.emplace(sys, directory, settings.cluster);
     cluster->start();
   }
-  // The one door both transports hand their requests to.
-  sk::gateway gateway{sys, directory, settings.gateway, lists.access()};
-  // UDP starts before HTTP, so that once /health answers 200 every transport
-  // is up and its start-up line is written (tests and load balancers rely on
-  // /health meaning "fully started").
+  // UDP starts before HTTP serves, so that once /health answers 200 every
+  // transport is up and its start-up line is written (tests and load
+  // balancers rely on /health meaning "fully started").
   // Constructed only when enabled: a disabled UDP tracker opens no socket.
   std::optional<sk::udp_server> udp;
   if (settings.udp_enabled) {
@@ -214,8 +247,7 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   } else {
     spdlog::info("UDP tracker disabled (udp.enable=false)");
   }
-  sk::http_server server{settings.http, gateway};
-  server.start();
+  server.ready();
   spdlog::info("swarmkeeper serving HTTP on {} ({} I/O threads, {} scheduler threads)",
                join(server.local_endpoints()), settings.http.io_threads,
                sys.scheduler().num_workers());
@@ -245,9 +277,10 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   // old list in force and is logged. Any other signal of the set stops.
   // Every few seconds without a signal: give memory of ended swarms back.
   int sig = 0;
-  memory_trimmer trimmer{std::max(settings.swarm.health_tick, settings.swarm.sweep_period) +
-                         std::chrono::seconds{10}};
-  const timespec trim_period{5, 0};
+  memory_trimmer trimmer{
+      std::max(settings.swarm.health_tick, settings.swarm.sweep_period) + std::chrono::seconds{10},
+      std::chrono::seconds{20}};
+  const timespec trim_period{memory_trimmer::period.count(), 0};
   for (;;) {
     sig = sigtimedwait(&stop_signals, nullptr, &trim_period);
     if (sig < 0) {

@@ -119,6 +119,9 @@ struct http_context {
   std::vector<std::unique_ptr<http_lane>> lanes;
   /// False once the server stops accepting: /health answers 503.
   std::atomic<bool> serving{false};
+  /// True from `start(true)` until `ready()`: /health answers 503
+  /// "starting", announces and scrapes a retryable failure.
+  std::atomic<bool> starting{false};
 
   // -- session registry (drain and shedding reach every open connection) ----
   /// A session and when it began waiting for its next request (its

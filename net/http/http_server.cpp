@@ -211,6 +211,13 @@ struct http_server::impl {
   bool accepting = false;
   bool running = false;
 
+  /// Each lane's sweep of its gateway lane (timeouts, the connection
+  /// limits' quiet time), from now on.
+  void start_sweeping() {
+    for (auto& lane : ctx.lanes)
+      asio::post(lane->ioc(), [raw = lane.get()] { raw->start_sweeping(); });
+  }
+
   std::pair<asio::io_context*, std::size_t> pick_context() {
     const std::size_t i = next_context.fetch_add(1, std::memory_order_relaxed) % contexts.size();
     return {contexts[i].get(), i};
@@ -240,7 +247,7 @@ http_server::http_server(const http_server_config& cfg, gateway& gw)
 
 http_server::~http_server() { stop(); }
 
-void http_server::start() {
+void http_server::start(bool starting) {
   auto& m = *impl_;
   const auto& cfg = m.ctx.cfg;
   const std::size_t n = cfg.io_threads == 0 ? 1 : cfg.io_threads;
@@ -270,13 +277,15 @@ void http_server::start() {
     }
   }
   m.ctx.serving = true;
+  m.ctx.starting.store(starting, std::memory_order_release);
   m.accepting = true;
   for (auto& l : m.listeners) l->run();
   m.ctx.lanes.front()->on_tick = [ctx = &m.ctx](std::chrono::steady_clock::time_point now) {
     ctx->settle(now);
   };
-  for (auto& lane : m.ctx.lanes)
-    asio::post(lane->ioc(), [raw = lane.get()] { raw->start_sweeping(); });
+  // A starting server's lanes sweep from ready() on: until then nothing of
+  // theirs is in the gateway, and other front ends may be adding lanes.
+  if (!starting) m.start_sweeping();
   for (std::size_t i = 0; i < n; ++i) {
     m.threads.emplace_back([ioc = m.contexts[i].get(), i] {
       const std::string name = "sk-io-" + std::to_string(i);
@@ -293,6 +302,15 @@ void http_server::start() {
     });
   }
   m.running = true;
+}
+
+void http_server::ready() {
+  auto& m = *impl_;
+  if (!m.ctx.starting.load()) return;
+  m.start_sweeping();
+  // Release: a session that sees the flag down also sees the gateway's
+  // lanes as the other front ends left them.
+  m.ctx.starting.store(false, std::memory_order_release);
 }
 
 std::vector<std::string> http_server::local_endpoints() const {

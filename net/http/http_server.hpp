@@ -10,6 +10,7 @@
 /// Life cycle (every step from the thread that owns the server, i.e. main):
 ///
 ///   start() ─▶ serving ─▶ stop_accepting() ─▶ drain(timeout) ─▶ stop()
+///   start(true) ─▶ starting (503) ─▶ ready() ─▶ serving ─▶ ...
 ///
 /// Threads: `io_threads` threads, each running its own io_context. A
 /// listener per bound endpoint (on context 0) hands each accepted connection
@@ -146,7 +147,16 @@ class http_server {
 
   /// Binds every endpoint and starts the I/O threads. Throws
   /// std::runtime_error naming the address when binding fails (start-up only).
-  void start();
+  /// `starting`: the daemon is not ready yet (it loads its state file,
+  /// starts its other front ends): until `ready()` every connection is
+  /// served, but /health answers 503 "starting" and every announce and
+  /// scrape a retryable failure; nothing reaches the gateway, whose lanes
+  /// other front ends may still be adding.
+  void start(bool starting = false);
+
+  /// Ends the starting phase: announces and scrapes are served and /health
+  /// answers 200 from now on. No-op when not starting.
+  void ready();
 
   /// The endpoints actually listened on, as "ADDR:PORT" / "[ADDR]:PORT".
   std::vector<std::string> local_endpoints() const;

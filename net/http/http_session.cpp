@@ -342,13 +342,21 @@ void http_session::handle_request(std::size_t header_bytes) {
   const std::string_view path = whole.substr(0, qmark);
   const std::string_view query =
       qmark == std::string_view::npos ? std::string_view{} : whole.substr(qmark + 1);
-  if (path == "/announce") {
+  const bool tracker_path = path == "/announce" || path == "/scrape";
+  if (tracker_path && ctx_.starting.load(std::memory_order_acquire)) {
+    // Before the daemon is ready (its state file loading) no swarm is asked:
+    // an empty peer list now would be wrong a moment later.
+    count(path == "/announce" ? http_outcome::announce_failure : http_outcome::scrape_failure);
+    finish_failure(s, "tracker starting (loading its state), retry later", true);
+  } else if (path == "/announce") {
     handle_announce(s, query);
   } else if (path == "/scrape") {
     handle_scrape(s, query);
   } else if (path == "/health") {
     count(http_outcome::health);
-    if (ctx_.serving.load(std::memory_order_relaxed))
+    if (ctx_.starting.load(std::memory_order_relaxed))
+      finish_slot(s, http_status::service_unavailable, "starting");
+    else if (ctx_.serving.load(std::memory_order_relaxed))
       finish_slot(s, http_status::ok, "ok");
     else
       finish_slot(s, http_status::service_unavailable, "draining");

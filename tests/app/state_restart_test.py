@@ -20,6 +20,9 @@
 7. A truncated file, a flipped byte, a future version and an empty file:
    each time the daemon comes up empty, says why in one log line, and the
    file is moved aside (not deleted).
+8. While a large state file loads, /health answers 503 "starting" and an
+   HTTP announce gets a retryable failure (nothing is stored); then /health
+   answers 200 and the swarms are back.
 
 usage: state_restart_test.py path/to/swarmkeeper
 """
@@ -33,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
@@ -54,7 +58,7 @@ class Daemon:
         self.log_path = os.path.join(os.path.dirname(state_dir), "daemon-%d.log" % self.port)
         self.starts = 0
 
-    def start(self):
+    def start(self, wait=True):
         self.starts += 1
         self.log = open(self.log_path, "a")
         self.log.write("=== start %d\n" % self.starts)
@@ -65,6 +69,8 @@ class Daemon:
                "--admin.token=" + TOKEN, "--state-dir=" + self.state_dir,
                "--tracker.min-interval=1s"] + self.extra
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        if not wait:
+            return
         deadline = time.time() + 60
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -389,6 +395,89 @@ def corrupt_files(binary, work):
         print("%s state file: daemon up and empty, one log line, moved aside" % name)
 
 
+def health(port):
+    """(status, body) of GET /health; (None, None) while nothing listens."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=5) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except OSError:
+        return None, None
+
+
+def fill_udp(d, n):
+    """Announces one peer into each of n new swarms over UDP (a window of
+    requests in flight); returns how many were answered."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("127.0.0.1", d.port))
+        s.settimeout(5)
+        s.send(struct.pack(">QII", 0x41727101980, 0, 1))
+        _, _, cid = struct.unpack(">IIQ", s.recv(64)[:16])
+        s.setblocking(False)
+        sent = answered = 0
+        idle_since = time.time()
+        while answered < n and time.time() - idle_since < 5:
+            while sent < n and sent - answered < 256:
+                h = b"\x5a" + struct.pack(">I", sent) + b"\x00" * 15
+                s.send(struct.pack(">QII20s20sQQQIIIiH", cid, 1, sent, h,
+                                   b"-SK0001-" + struct.pack(">I", sent) + b"fill0000",
+                                   0, 1000, 0, 2, 0, 0, 0, 6881))
+                sent += 1
+            try:
+                while True:
+                    data = s.recv(2048)
+                    if struct.unpack(">I", data[:4])[0] == 1:
+                        answered += 1
+                        idle_since = time.time()
+            except BlockingIOError:
+                time.sleep(0.001)
+    return answered
+
+
+LOADING_SWARMS = 100000
+
+
+def starting_while_loading(binary, work):
+    state = os.path.join(work, "starting")
+    d = Daemon(binary, state, ["--gateway.new-swarm-burst=1000000",
+                               "--gateway.requests-per-second=0"])
+    d.start()
+    h = b"\x61" * 20
+    populate(d, [h])
+    before = d.scrape([h])[h]
+    n = fill_udp(d, LOADING_SWARMS)
+    expect(n == LOADING_SWARMS, "only %d of %d announces answered" % (n, LOADING_SWARMS), d)
+    d.stop()
+    expect("state: wrote %d swarms" % (n + 1) in d.text(), "no write line", d)
+
+    d.start(wait=False)
+    starting = refused = None
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        status, body = health(d.port)
+        if status == 503 and body == b"starting" and refused is None:
+            starting = True
+            # Asked during the load: a failure with `retry in`, no peers.
+            refused = d.announce(h, 31000, 1000)
+        if status == 200:
+            break
+        expect(d.proc.poll() is None, "daemon exited", d)
+        expect(status in (None, 503), "/health answered %r %r while starting" % (status, body), d)
+        time.sleep(0.005)
+    expect(status == 200, "/health never answered 200", d)
+    expect(starting, "/health never said 503 \"starting\" during the load", d)
+    expect(b"failure reason" in refused and b"starting" in refused[b"failure reason"]
+           and b"retry in" in refused and b"peers" not in refused,
+           "an announce during the load got %r" % refused, d)
+    expect("state: loaded %d swarms" % (n + 1) in d.text(), "no load line", d)
+    after = d.scrape([h])[h]
+    expect(after == before, "scrape changed: %r -> %r" % (before, after), d)
+    d.stop()
+    print("while %d swarms load: /health 503 \"starting\", announces refused with a retry; "
+          "then 200 and every swarm back" % (n + 1))
+
+
 def metric(text, name):
     for line in text.splitlines():
         if line.startswith(name + " "):
@@ -463,6 +552,7 @@ def main():
         remediation_resumed(binary, work)
         dormant_swarms_kept(binary, work)
         corrupt_files(binary, work)
+        starting_while_loading(binary, work)
         print("PASS")
     finally:
         shutil.rmtree(work, ignore_errors=True)
