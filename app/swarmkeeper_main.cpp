@@ -82,21 +82,18 @@ std::string join(const std::vector<std::string>& xs) {
 /// half of what it held at its high-water mark (and at least 1000 swarms or
 /// 10,000 peers fewer), or runs half as many swarm actors (at least 1000
 /// fewer: quiet swarms went to sleep as data), `malloc_trim` releases the free pages of every
-/// arena; during the next `linger` it runs again every `gap` and once at the
-/// end, each time only if the arenas' free bytes grew by `min_release` since
-/// their lowest point after the last trim (an ended swarm actor's memory is
-/// freed only when its last pending timer, the health tick, a CAF 0.17
-/// delayed message holding a reference to it, has fired). Each call holds
-/// each arena's lock in turn while it passes every free chunk of a page or
-/// more to madvise, released before or not (glibc's `mtrim`): while a
-/// 100,000-swarm population falls asleep, 3,000 to 20,000 chunks per call
-/// and milliseconds in which a thread allocating in that arena waits. Hence
-/// a few calls per episode, and none once nothing more is freed;
-/// `mallinfo2` (a walk of the same chunks without system calls) tells.
+/// arena, and keeps doing so at each call for `linger`: an ended swarm
+/// actor's memory is freed only when its last pending timer (the health
+/// tick, a CAF 0.17 delayed message holding a reference to it) has fired.
+/// Each call holds each arena's lock in turn while it passes every free
+/// chunk of a page or more to madvise, released before or not (glibc's
+/// `mtrim`): while 100,000 swarms fall asleep, 3,000 to 19,000 calls, and a
+/// thread allocating in that arena meanwhile waits (README, Restarts: single
+/// waits of 6–16 ms after such a wave). Calling it less often made each
+/// call's wait longer, not shorter (the same README section).
 class memory_trimmer {
  public:
-  memory_trimmer(std::chrono::seconds linger, std::chrono::seconds gap)
-      : linger_(linger), gap_(gap) {}
+  explicit memory_trimmer(std::chrono::seconds linger) : linger_(linger) {}
 
   /// `dormant`: the swarms of `census` asleep as data (no actor).
   void check(const sk::node_census& census, std::int64_t dormant,
@@ -118,44 +115,13 @@ class memory_trimmer {
       high_swarms_ = swarms;
       high_peers_ = peers;
       high_actors_ = actors;
-      const bool new_episode = trimmed_end_ == trim_until_;
       trim_until_ = now + linger_;
-      if (new_episode) {
-        trim(now);
-        return;
-      }
     }
-    if (trimmed_end_ == trim_until_) return;  // no episode, or its closing trim ran
-    // The linger's last check (or the first after it, if checks came late)
-    // closes the episode.
-    const bool closing = now + period > trim_until_;
-    const std::size_t free_bytes = ::mallinfo2().fordblks;
-    lowest_free_ = std::min(lowest_free_, free_bytes);
-    if ((closing || now - last_trim_ >= gap_) && free_bytes - lowest_free_ >= min_release)
-      trim(now, free_bytes);
-    if (closing) trimmed_end_ = trim_until_;
+    if (now <= trim_until_) ::malloc_trim(0);
   }
-
-  /// How often `check` is called.
-  static constexpr std::chrono::seconds period{5};
-  /// Less newly freed memory than this is not worth a trim's pause.
-  static constexpr std::size_t min_release = std::size_t{1} << 20;
 
  private:
-  void trim(std::chrono::steady_clock::time_point now, std::size_t free_bytes = 0) {
-    ::malloc_trim(0);
-    last_trim_ = now;
-    lowest_free_ = free_bytes != 0 ? free_bytes : ::mallinfo2().fordblks;
-  }
-
   const std::chrono::seconds linger_;
-  const std::chrono::seconds gap_;
-  std::chrono::steady_clock::time_point last_trim_{};
-  /// The arenas' free bytes at their lowest since the last trim: what was
-  /// freed above it may be resident again.
-  std::size_t lowest_free_ = 0;
-  /// The linger whose closing trim ran.
-  std::chrono::steady_clock::time_point trimmed_end_{};
   std::int64_t high_swarms_ = 0;
   std::int64_t high_peers_ = 0;
   std::int64_t high_actors_ = 0;
@@ -295,10 +261,9 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   // old list in force and is logged. Any other signal of the set stops.
   // Every few seconds without a signal: give memory of ended swarms back.
   int sig = 0;
-  memory_trimmer trimmer{
-      std::max(settings.swarm.health_tick, settings.swarm.sweep_period) + std::chrono::seconds{10},
-      std::chrono::seconds{20}};
-  const timespec trim_period{memory_trimmer::period.count(), 0};
+  memory_trimmer trimmer{std::max(settings.swarm.health_tick, settings.swarm.sweep_period) +
+                         std::chrono::seconds{10}};
+  const timespec trim_period{5, 0};
   for (;;) {
     sig = sigtimedwait(&stop_signals, nullptr, &trim_period);
     if (sig < 0) {
