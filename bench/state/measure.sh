@@ -24,7 +24,11 @@
 # line), start again (the load line, the time until /health answers) and
 # run the probe once more with a daemon that writes no snapshot meanwhile
 # (--state.snapshot-period=0s, same population, swarms awake as loaded):
-# the baseline. Each round prints its lines; the summary prints the median
+# the baseline. With "asleep0" among STATE_PHASES that daemon is then left
+# until every swarm is asleep again and probed once more: the asleep phase
+# without any snapshot (the heap trimmer's calls after the wave, but no
+# write), to tell the snapshots' share of the asleep phase's waits from the
+# node's own. Each round prints its lines; the summary prints the median
 # over the rounds of each probe's p99 and maximum. STATE_PHASES (default
 # "awake falling asleep") names the probes run before SIGTERM (the awake
 # probe and the baseline always run; the other two as named): a million
@@ -79,6 +83,17 @@ dormant() {
     sed -n 's/^swarmkeeper_swarms_dormant \([0-9]*\).*/\1/p'
 }
 probe() { taskset -c 1 python3 "$here/pause_probe.py" "$port" "$1"; }
+# Until every swarm of the population ($t) is asleep, then the dormant count
+# into the variable named $1. (The probe's own swarm stays awake; they fall
+# asleep at tracker.hibernations-per-second, 1,000 by default, after
+# tracker.hibernate-after, 1 minute.)
+wait_asleep() {
+  local -n n_=$1
+  n_=$(dormant)
+  for _ in $(seq $(( t / 500 + 120 ))); do
+    (( ${n_:-0} >= t )) && break; sleep 1; n_=$(dormant)
+  done
+}
 slowest_write() { grep 'state: wrote' "$work/log" | sed -n 's/.* in \([0-9]*\) ms.*/\1/p' | sort -n | tail -1; }
 
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); swarmkeeper $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
@@ -102,13 +117,7 @@ for pop in $populations; do
     falling="" asleep="" asleep_n="" asleep_writes=0 asleep_slowest=""
     if [[ $phases == *" falling "* ]]; then falling=$(probe "$sleep_s"); fi
     if [[ $phases == *" asleep "* ]]; then
-      asleep_n=$(dormant)
-      # Every swarm of the population asleep (the probe's own swarm stays
-      # awake; they fall asleep at tracker.hibernations-per-second, 1,000 by
-      # default, after tracker.hibernate-after, 1 minute).
-      for _ in $(seq $(( t / 500 + 120 ))); do
-        (( ${asleep_n:-0} >= t )) && break; sleep 1; asleep_n=$(dormant)
-      done
+      wait_asleep asleep_n
       before=$(grep -c 'state: wrote' "$work/log" || true)
       asleep=$(probe "$probe_s")
       asleep_writes=$(( $(grep -c 'state: wrote' "$work/log" || true) - before ))
@@ -122,6 +131,11 @@ for pop in $populations; do
     load=$(grep 'state: loaded' "$work/log" | tail -1)
     load_up=$up_ms
     without=$(probe "$probe_s")
+    asleep0="" asleep0_n=""
+    if [[ $phases == *" asleep0 "* ]]; then
+      wait_asleep asleep0_n
+      asleep0=$(probe "$probe_s")
+    fi
     stop
     echo "== $t swarms x $p peers, round $round"
     echo "  probe awake, with snapshots ($awake_writes written, slowest ${awake_slowest:-?} ms): $awake"
@@ -132,15 +146,18 @@ for pop in $populations; do
       echo "  probe asleep ($asleep_n swarms), with snapshots ($asleep_writes written, slowest ${asleep_slowest:-?} ms): $asleep"
     fi
     echo "  probe without snapshots (baseline):                          $without"
+    if [[ -n $asleep0 ]]; then
+      echo "  probe asleep ($asleep0_n swarms), without snapshots:        $asleep0"
+    fi
     echo "  final snapshot: ${final#*state: } ($bytes bytes on disk)"
     echo "  load: ${load#*state: }; /health answered ${load_up} ms after the start"
-    for k in awake falling asleep without; do
+    for k in awake falling asleep without asleep0; do
       if [[ -n ${!k} ]]; then summary+=("$k $(field p99_us "${!k}") $(field max_us "${!k}")"); fi
     done
   done
   echo "== $t swarms x $p peers: medians over $rounds rounds (microseconds)"
-  for k in awake falling asleep without; do
-    [[ $k == without || $phases == *" $k "* ]] || continue
+  for k in awake falling asleep without asleep0; do
+    [[ $k == awake || $k == without || $phases == *" $k "* ]] || continue
     p99=$(printf '%s\n' "${summary[@]}" | awk -v k="$k" '$1 == k {print $2}' | median)
     mx=$(printf '%s\n' "${summary[@]}" | awk -v k="$k" '$1 == k {print $3}' | median)
     printf '  %-8s p99 %8s   max %8s\n' "$k" "$p99" "$mx"
