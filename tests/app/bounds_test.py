@@ -19,7 +19,6 @@
 usage: bounds_test.py path/to/swarmkeeper
 """
 import os
-import random
 import re
 import signal
 import socket
@@ -34,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
 import daemon_checks  # noqa: E402
 from tracker_requests import announce_query  # noqa: E402
+from udp_client import udp_client  # noqa: E402
 
 TOKEN = "bounds-test-token-0123456789"
 PER_ADDRESS = 256
@@ -46,55 +46,6 @@ MANY_SWARMS = 10050
 
 def wait_until(what, predicate, timeout):
     return daemon_checks.wait_until(what, predicate, timeout, poll=0.2)
-
-
-class udp_client:
-    def __init__(self, source, port):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((source, 0))
-        self.sock.settimeout(10)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        self.dest = ("127.0.0.1", port)
-        self.tid = random.randrange(1 << 31)
-        tid = self.next_tid()
-        self.sock.sendto(struct.pack("!QII", 0x41727101980, 0, tid), self.dest)
-        data, _ = self.sock.recvfrom(2048)
-        action, got, self.conn = struct.unpack("!IIQ", data[:16])
-        assert action == 0 and got == tid, data
-
-    def next_tid(self):
-        self.tid = (self.tid + 1) & 0x7FFFFFFF
-        return self.tid
-
-    def packet(self, tid, info_hash, peer_id, port, left, numwant=-1, event=2):
-        return struct.pack("!QII20s20sQQQIIIiH", self.conn, 1, tid, info_hash, peer_id, 0, left, 0,
-                           event, 0, 0, numwant, port)
-
-    def announce(self, info_hash, peer_id, port, left, numwant=-1, event=2):
-        tid = self.next_tid()
-        self.sock.sendto(self.packet(tid, info_hash, peer_id, port, left, numwant, event), self.dest)
-        while True:
-            data, _ = self.sock.recvfrom(65536)
-            if struct.unpack("!I", data[4:8])[0] == tid:
-                return data
-
-    def flood(self, requests, window=128):
-        """Sends (info_hash, peer_id, port, left) requests with a window in
-        flight; returns the replies in request order."""
-        pending = {}
-        replies = [None] * len(requests)
-        nxt = 0
-        while nxt < len(requests) or pending:
-            while nxt < len(requests) and len(pending) < window:
-                tid = self.next_tid()
-                self.sock.sendto(self.packet(tid, *requests[nxt]), self.dest)
-                pending[tid] = nxt
-                nxt += 1
-            data, _ = self.sock.recvfrom(65536)
-            tid = struct.unpack("!I", data[4:8])[0]
-            if tid in pending:
-                replies[pending.pop(tid)] = data
-        return replies
 
 
 def peers_of(reply):

@@ -22,9 +22,7 @@ past their own new-swarm budgets. Checked:
 usage: caps_test.py path/to/swarmkeeper
 """
 import os
-import random
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -35,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
 import daemon_checks  # noqa: E402
 from tracker_requests import bdecode  # noqa: E402
+from udp_client import udp_client  # noqa: E402
 
 MAX_SWARMS = 20000
 PEERS_PER_SWARM = 5
@@ -58,68 +57,6 @@ def vm_rss_kib(pid):
 
 def wait_until(what, predicate, timeout):
     return daemon_checks.wait_until(what, predicate, timeout, poll=0.2)
-
-
-# -- UDP tracker client (BEP 15) -----------------------------------------------------
-
-class udp_client:
-    def __init__(self, source, port):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((source, 0))
-        self.sock.settimeout(5)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        self.dest = ("127.0.0.1", port)
-        self.tid = random.randrange(1 << 31)
-        self.conn = self.connect()
-
-    def next_tid(self):
-        self.tid = (self.tid + 1) & 0x7FFFFFFF
-        return self.tid
-
-    def connect(self):
-        tid = self.next_tid()
-        self.sock.sendto(struct.pack("!QII", 0x41727101980, 0, tid), self.dest)
-        data, _ = self.sock.recvfrom(2048)
-        action, got, conn = struct.unpack("!IIQ", data[:16])
-        assert action == 0 and got == tid, data
-        return conn
-
-    def announce_packet(self, info_hash, peer_id, port, tid, left=1000):
-        return struct.pack("!QII20s20sQQQIIIiH", self.conn, 1, tid, info_hash, peer_id, 0, left, 0,
-                           2, 0, 0, -1, port)
-
-    def announce(self, info_hash, peer_id, port):
-        tid = self.next_tid()
-        packet = self.announce_packet(info_hash, peer_id, port, tid)
-        self.sock.sendto(packet, self.dest)
-        while True:
-            data, _ = self.sock.recvfrom(2048)
-            if struct.unpack("!I", data[4:8])[0] == tid:
-                return len(packet), data
-
-    def flood(self, hashes, window=128):
-        """Announces each hash once (a window of requests in flight);
-        returns the replies by transaction id."""
-        pending = {}
-        replies = {}
-        it = iter(hashes)
-        done = False
-        while not done or pending:
-            while not done and len(pending) < window:
-                h = next(it, None)
-                if h is None:
-                    done = True
-                    break
-                tid = self.next_tid()
-                self.sock.sendto(self.announce_packet(h, os.urandom(20), 6881, tid), self.dest)
-                pending[tid] = h
-            if not pending:
-                break
-            data, _ = self.sock.recvfrom(2048)
-            tid = struct.unpack("!I", data[4:8])[0]
-            if tid in pending:
-                replies[tid] = (pending.pop(tid), data)
-        return list(replies.values())
 
 
 def classify(reply):
@@ -208,10 +145,11 @@ def run(proc, http_port, udp_port, admin_port):
     s_peers = [b"-SK0001-" + bytes([i]) * 12 for i in range(PEERS_PER_SWARM)]
     local = udp_client("127.0.0.1", udp_port)
     for i, p in enumerate(s_peers):
-        _, reply = local.announce(s_hash, p, 7000 + i)
+        reply = local.announce(s_hash, p, 7000 + i)
         assert classify(reply) == "ok", reply
-    size, reply = local.announce(s_hash, b"-SK0001-" + b"\xee" * 12, 7999)
+    reply = local.announce(s_hash, b"-SK0001-" + b"\xee" * 12, 7999)
     assert reply[8:] == SWARM_FULL_TEXT, reply
+    size = len(local.packet(0, s_hash, b"-SK0001-" + b"\xee" * 12, 7999))
     assert len(reply) <= size, "an error packet is never larger than the request"
 
     m = metrics(admin_port)
@@ -226,7 +164,7 @@ def run(proc, http_port, udp_port, admin_port):
         hashes = [os.urandom(20) for _ in range(BURST)]
         # One more than the budget from the first address, after the cap is
         # reached by the others (see below).
-        for _, reply in c.flood(hashes):
+        for reply in c.flood([(h, os.urandom(20), 6881, 1000) for h in hashes]):
             outcomes[classify(reply)] += 1
             assert len(reply) <= 98
     flood_seconds = time.monotonic() - started
@@ -235,8 +173,8 @@ def run(proc, http_port, udp_port, admin_port):
     assert outcomes["swarm_cap"] == FLOODERS * BURST - (MAX_SWARMS - 1), outcomes
     # An address whose budget is spent: refused by its budget first.
     first = udp_client("127.0.0.10", udp_port)
-    replies = first.flood([os.urandom(20) for _ in range(3)])
-    assert [classify(r) for _, r in replies] == ["budget"] * 3, replies
+    replies = first.flood([(os.urandom(20), os.urandom(20), 6881, 1000) for _ in range(3)])
+    assert [classify(r) for r in replies] == ["budget"] * 3, replies
     outcomes["budget"] += 3
     peak_kib = vm_rss_kib(proc.pid)
 
@@ -249,7 +187,7 @@ def run(proc, http_port, udp_port, admin_port):
     assert body[b"retry in"] >= 1, body
 
     # The existing swarm still answers its known peers with the others.
-    _, reply = local.announce(s_hash, s_peers[0], 7000)
+    reply = local.announce(s_hash, s_peers[0], 7000)
     assert classify(reply) == "ok", reply
     peers = (len(reply) - 20) // 6
     assert peers == PEERS_PER_SWARM - 1, f"{peers} peers in {reply!r}"
@@ -287,7 +225,7 @@ def run(proc, http_port, udp_port, admin_port):
     assert growth > 0
 
     # Below the cap again: a new torrent is taken.
-    _, reply = udp_client("127.0.0.30", udp_port).announce(os.urandom(20), os.urandom(20), 6881)
+    reply = udp_client("127.0.0.30", udp_port).announce(os.urandom(20), os.urandom(20), 6881)
     assert classify(reply) == "ok", reply
 
 

@@ -41,7 +41,7 @@ import urllib.parse
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from ports import free_port  # noqa: E402  (tests/support, after the path above)
-from tracker_requests import bdecode  # noqa: E402
+from tracker_requests import bdecode, udp_announce_packet, udp_connect_packet  # noqa: E402
 from daemon_checks import thread_policies  # noqa: E402
 
 TOKEN = "state-test-token-0123456789"
@@ -138,19 +138,19 @@ class Daemon:
         return data
 
     def udp_peers(self, info_hash):
-        data = self.udp(struct.pack(">QII", 0x41727101980, 0, 77))
+        data = self.udp(udp_connect_packet(77))
         action, tid, cid = struct.unpack(">IIQ", data[:16])
         assert action == 0 and tid == 77, data
-        pkt = struct.pack(">QII20s20sQQQIIIiH", cid, 1, 78, info_hash, b"-SK0001-udpasker0000",
-                          0, 1000, 0, 2, 0, 0, 200, 9999)
+        pkt = udp_announce_packet(cid, 78, info_hash, b"-SK0001-udpasker0000", 9999, 1000,
+                                  numwant=200)
         data = self.udp(pkt)
         action, tid, interval, leechers, seeders = struct.unpack(">IIIII", data[:20])
         assert action == 1, data
         body = data[20:]
         ports = sorted(struct.unpack(">H", body[i + 4:i + 6])[0] for i in range(0, len(body), 6))
         # Leave again (event stopped), so the asker does not count.
-        pkt = struct.pack(">QII20s20sQQQIIIiH", cid, 1, 79, info_hash, b"-SK0001-udpasker0000",
-                          0, 1000, 0, 3, 0, 0, 0, 9999)
+        pkt = udp_announce_packet(cid, 79, info_hash, b"-SK0001-udpasker0000", 9999, 1000,
+                                  event="stopped", numwant=0)
         self.udp(pkt)
         return ports, seeders, leechers
 
@@ -412,7 +412,7 @@ def fill_udp(d, n):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.connect(("127.0.0.1", d.port))
         s.settimeout(5)
-        s.send(struct.pack(">QII", 0x41727101980, 0, 1))
+        s.send(udp_connect_packet(1))
         _, _, cid = struct.unpack(">IIQ", s.recv(64)[:16])
         s.setblocking(False)
         sent = answered = 0
@@ -420,9 +420,8 @@ def fill_udp(d, n):
         while answered < n and time.time() - idle_since < 5:
             while sent < n and sent - answered < 256:
                 h = b"\x5a" + struct.pack(">I", sent) + b"\x00" * 15
-                s.send(struct.pack(">QII20s20sQQQIIIiH", cid, 1, sent, h,
-                                   b"-SK0001-" + struct.pack(">I", sent) + b"fill0000",
-                                   0, 1000, 0, 2, 0, 0, 0, 6881))
+                s.send(udp_announce_packet(cid, sent, h, b"-SK0001-" + struct.pack(">I", sent) + b"fill0000",
+                                           6881, 1000, numwant=0))
                 sent += 1
             try:
                 while True:
