@@ -89,7 +89,7 @@ std::string join(const std::vector<std::string>& xs) {
 /// chunk of a page or more to madvise, released before or not (glibc's
 /// `mtrim`): while 100,000 swarms fall asleep, 3,000 to 19,000 calls, and a
 /// thread allocating in that arena meanwhile waits (README, Restarts: single
-/// waits of 6–16 ms after such a wave). Calling it less often made each
+/// waits of 6–25 ms during and after such a wave). Calling it less often made each
 /// call's wait longer, not shorter, and calling it every second left each
 /// call as long (the same README section). It runs under the daemon's
 /// policy on purpose: on a thread of its own under SCHED_IDLE it held an
