@@ -143,7 +143,7 @@ def run(proc, http_port, udp_port, admin_port):
     # S: a swarm at its own peer cap.
     s_hash = b"S" * 20
     s_peers = [b"-SK0001-" + bytes([i]) * 12 for i in range(PEERS_PER_SWARM)]
-    local = udp_client("127.0.0.1", udp_port)
+    local = udp_client("127.0.0.1", udp_port, timeout=5)
     for i, p in enumerate(s_peers):
         reply = local.announce(s_hash, p, 7000 + i)
         assert classify(reply) == "ok", reply
@@ -160,7 +160,7 @@ def run(proc, http_port, udp_port, admin_port):
     started = time.monotonic()
     outcomes = {"ok": 0, "swarm_cap": 0, "budget": 0}
     for k in range(FLOODERS):
-        c = udp_client(f"127.0.0.{10 + k}", udp_port)
+        c = udp_client(f"127.0.0.{10 + k}", udp_port, timeout=5)
         hashes = [os.urandom(20) for _ in range(BURST)]
         # One more than the budget from the first address, after the cap is
         # reached by the others (see below).
@@ -172,7 +172,7 @@ def run(proc, http_port, udp_port, admin_port):
     assert outcomes["ok"] == MAX_SWARMS - 1, outcomes
     assert outcomes["swarm_cap"] == FLOODERS * BURST - (MAX_SWARMS - 1), outcomes
     # An address whose budget is spent: refused by its budget first.
-    first = udp_client("127.0.0.10", udp_port)
+    first = udp_client("127.0.0.10", udp_port, timeout=5)
     replies = first.flood([(os.urandom(20), os.urandom(20), 6881, 1000) for _ in range(3)])
     assert [classify(r) for r in replies] == ["budget"] * 3, replies
     outcomes["budget"] += 3
@@ -225,7 +225,8 @@ def run(proc, http_port, udp_port, admin_port):
     assert growth > 0
 
     # Below the cap again: a new torrent is taken.
-    reply = udp_client("127.0.0.30", udp_port).announce(os.urandom(20), os.urandom(20), 6881)
+    late = udp_client("127.0.0.30", udp_port, timeout=5)
+    reply = late.announce(os.urandom(20), os.urandom(20), 6881)
     assert classify(reply) == "ok", reply
 
 

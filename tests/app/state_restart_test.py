@@ -420,8 +420,8 @@ def fill_udp(d, n):
         while answered < n and time.time() - idle_since < 5:
             while sent < n and sent - answered < 256:
                 h = b"\x5a" + struct.pack(">I", sent) + b"\x00" * 15
-                s.send(udp_announce_packet(cid, sent, h, b"-SK0001-" + struct.pack(">I", sent) + b"fill0000",
-                                           6881, 1000, numwant=0))
+                peer_id = b"-SK0001-" + struct.pack(">I", sent) + b"fill0000"
+                s.send(udp_announce_packet(cid, sent, h, peer_id, 6881, 1000, numwant=0))
                 sent += 1
             try:
                 while True:

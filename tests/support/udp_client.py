@@ -41,7 +41,8 @@ class udp_client:
         """Sends one announce and returns its reply (datagrams answering
         earlier requests are skipped); socket.timeout when none comes."""
         tid = self.next_tid()
-        self.sock.sendto(self.packet(tid, info_hash, peer_id, port, left, numwant, event), self.dest)
+        packet = self.packet(tid, info_hash, peer_id, port, left, numwant, event)
+        self.sock.sendto(packet, self.dest)
         while True:
             data, _ = self.sock.recvfrom(65536)
             if struct.unpack("!I", data[4:8])[0] == tid:
