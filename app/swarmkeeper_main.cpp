@@ -81,19 +81,21 @@ std::string join(const std::vector<std::string>& xs) {
 /// peak. Called every few seconds from main: once the node holds less than
 /// half of what it held at its high-water mark (and at least 1000 swarms or
 /// 10,000 peers fewer), or runs half as many swarm actors (at least 1000
-/// fewer: quiet swarms went to sleep as data), `malloc_trim` releases the free pages of every
-/// arena, and keeps doing so at each call for `linger`: an ended swarm
-/// actor's memory is freed only when its last pending timer (the health
-/// tick, a CAF 0.17 delayed message holding a reference to it) has fired.
-/// Each call holds each arena's lock in turn while it passes every free
-/// chunk of a page or more to madvise, released before or not (glibc's
-/// `mtrim`): while 100,000 swarms fall asleep, 3,000 to 19,000 calls, and a
-/// thread allocating in that arena meanwhile waits (README, Restarts: single
-/// waits of 6–25 ms during and after such a wave). Calling it less often made each
-/// call's wait longer, not shorter, and calling it every second left each
-/// call as long (the same README section). It runs under the daemon's
-/// policy on purpose: on a thread of its own under SCHED_IDLE it held an
-/// arena's lock while starved, and a thread that needed it waited 181 ms.
+/// fewer: quiet swarms went to sleep as data), `malloc_trim` releases the
+/// free pages of every arena, and keeps doing so at each call for `linger`
+/// (what swarms ending meanwhile free). An ended swarm actor is freed when
+/// it quits: its wake-ups are in the node's wheel (runtime/swarm_timers.hpp),
+/// which holds no reference to it (a CAF delayed message did, up to a sweep
+/// period longer, and the linger was that long). Each call holds each
+/// arena's lock in turn while it passes every free chunk of a page or more
+/// to madvise, released before or not (glibc's `mtrim`): while 100,000
+/// swarms fall asleep, 3,000 to 19,000 calls, and a thread allocating in
+/// that arena meanwhile waits (README, Restarts: single waits of 6–25 ms
+/// during and after such a wave). Calling it less often made each call's
+/// wait longer, not shorter, and calling it every second left each call as
+/// long (the same README section). It runs under the daemon's policy on
+/// purpose: on a thread of its own under SCHED_IDLE it held an arena's lock
+/// while starved, and a thread that needed it waited 181 ms.
 class memory_trimmer {
  public:
   explicit memory_trimmer(std::chrono::seconds linger) : linger_(linger) {}
@@ -264,8 +266,7 @@ int run(sk::swarmkeeper_config& cfg, const sk::daemon_settings& settings,
   // old list in force and is logged. Any other signal of the set stops.
   // Every few seconds without a signal: give memory of ended swarms back.
   int sig = 0;
-  memory_trimmer trimmer{std::max(settings.swarm.health_tick, settings.swarm.sweep_period) +
-                         std::chrono::seconds{10}};
+  memory_trimmer trimmer{std::chrono::seconds{10}};
   const timespec trim_period{5, 0};
   for (;;) {
     sig = sigtimedwait(&stop_signals, nullptr, &trim_period);

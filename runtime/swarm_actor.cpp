@@ -335,6 +335,7 @@ void move_share(swarm_totals& t, const swarm_share& from, const swarm_share& to)
 }
 
 swarm_state::~swarm_state() {
+  if (timers) timers->disarm(timer);
   if (totals) move_share(*totals, published, swarm_share{});
 }
 
@@ -363,9 +364,23 @@ swarm_actor_ptr running_swarm() noexcept {
   return running_swarm_ptr;
 }
 
+/// Wakes the swarm for its sweep or its health tick after `delay`: through
+/// the node's wheel when it has one (nothing allocated; nothing keeps the
+/// actor once it ends), else with a CAF delayed message.
+void wake_later(const swarm_actor_ptr& self, swarm_wake kind, caf::timespan delay) {
+  auto& st = self->state;
+  if (st.timers) {
+    st.timers->arm(st.timer, self->ctrl(), kind, self->clock().now() + delay);
+  } else if (kind == wake_sweep) {
+    self->delayed_send(self, delay, sweep_atom::value);
+  } else {
+    self->delayed_send(self, delay, caf::tick_atom::value);
+  }
+}
+
 /// A new swarm actor's start, once its `core`, `registry` and `supervisor`
 /// are in its state: what the state takes from the registry, its share of
-/// the node's totals, its two timers.
+/// the node's totals, its two wake-ups.
 void start_swarm(swarm_actor_ptr self) {
   // Time comes from the actor system's clock: steady_clock in production,
   // the test scheduler's simulated clock in tests. (Not `self->now()`:
@@ -378,6 +393,7 @@ void start_swarm(swarm_actor_ptr self) {
   if (auto reg = st.registry.lock()) {
     st.prober = reg->prober();
     st.totals = reg->totals();
+    st.timers = reg->timers();
   }
   skip_totals(st);
   st.census.census = st.core->settings()->node.census.get();
@@ -391,8 +407,8 @@ void start_swarm(swarm_actor_ptr self) {
   st.core->note_occupancy(self->clock().now());
   st.last_request = self->clock().now();
   const auto& cfg = st.core->config();
-  self->delayed_send(self, cfg.sweep_period, sweep_atom::value);
-  self->delayed_send(self, cfg.health_tick, caf::tick_atom::value);
+  wake_later(self, wake_sweep, cfg.sweep_period);
+  wake_later(self, wake_tick, cfg.health_tick);
 }
 
 /// The behavior of every swarm actor (see swarm_actor.hpp): built once and
@@ -553,12 +569,12 @@ local_swarm_actor::behavior_type make_swarm_behavior() {
             self->quit();
             return;
           case hibernation::deferred:
-            self->delayed_send(self, deferred_sweep(self, now), sweep_atom::value);
+            wake_later(self, wake_sweep, deferred_sweep(self, now));
             return;
           case hibernation::stays:
             break;
         }
-        self->delayed_send(self, st.core->config().sweep_period, sweep_atom::value);
+        wake_later(self, wake_sweep, st.core->config().sweep_period);
       },
       [](caf::tick_atom) {
         const swarm_actor_ptr self = running_swarm();
@@ -575,7 +591,7 @@ local_swarm_actor::behavior_type make_swarm_behavior() {
         if (st.observer) {
           self->send(st.observer, health_atom::value, st.core->hash(), *st.core->last_report());
         }
-        self->delayed_send(self, st.core->config().health_tick, caf::tick_atom::value);
+        wake_later(self, wake_tick, st.core->config().health_tick);
       },
   };
 }

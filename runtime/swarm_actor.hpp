@@ -61,7 +61,10 @@
 ///   (snapshot_atom) -> swarm_snapshot             the same, keeps running
 ///   (caf::migrate_atom, caf::put_atom, swarm_snapshot)     merges a snapshot into the core
 ///
-///   Timers, sent to itself: (sweep_atom), (tick_atom).
+///   Wake-ups: (sweep_atom), (tick_atom), from the node's ticker (the
+///   directory's wheel, runtime/swarm_timers.hpp; nothing holds the actor
+///   once it ends) or, for a swarm without a registry, CAF delayed
+///   messages to itself.
 ///
 /// Health: every `health_tick` the core evaluates its health; a changed
 /// report goes to the supervisor as `(health_atom, info_hash,
@@ -106,6 +109,7 @@
 
 #include "runtime/probe_interface.hpp"
 #include "runtime/swarm_interface.hpp"
+#include "runtime/swarm_timers.hpp"
 #include "tracker/swarm_config.hpp"
 #include "tracker/swarm_core.hpp"
 
@@ -294,6 +298,10 @@ class swarm_registry {
   /// Where the swarm adds its node-wide counts; null (the default): nowhere.
   /// Read once when a swarm actor starts.
   virtual std::shared_ptr<swarm_totals> totals() const { return nullptr; }
+  /// The node's wheel of wake-ups (runtime/swarm_timers.hpp), whose ticker
+  /// sends the swarm its sweeps and health ticks; null (the default): the
+  /// swarm uses CAF's delayed messages. Read once when a swarm actor starts.
+  virtual std::shared_ptr<swarm_timers> timers() { return nullptr; }
 };
 
 /// A swarm actor's part of the node census (tracker/node_census.hpp): the
@@ -346,6 +354,10 @@ struct swarm_state {
   std::uint64_t added_address_refused = 0;
   /// This actor's share in `totals`' gauges now.
   swarm_share published;
+  /// The node's wheel (from the registry) and this swarm's entry in it;
+  /// null: CAF's delayed messages (a swarm without a registry).
+  std::shared_ptr<swarm_timers> timers;
+  swarm_timer timer;
   /// The last announce or scrape served (or the actor's start): the quiet
   /// time `hibernate_after` counts from.
   health_time last_request{};
@@ -353,7 +365,8 @@ struct swarm_state {
   swarm_state() = default;
   swarm_state(const swarm_state&) = delete;
   swarm_state& operator=(const swarm_state&) = delete;
-  /// Takes the actor's share back from the node's gauges, however it ended.
+  /// Takes the actor's share back from the node's gauges and its entry out
+  /// of the node's wheel, however it ended.
   ~swarm_state();
 };
 

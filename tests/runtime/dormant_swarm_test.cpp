@@ -155,6 +155,24 @@ TEST_F(DormantSwarms, AClusterMembersQuietSwarmsStayAwakeWithoutTakingTheNodesHi
   EXPECT_EQ(dir->totals().hibernations_deferred.load(), 0u);
 }
 
+TEST_F(DormantSwarms, ASwarmThatFallsAsleepIsFreedAtOnceNotWhenItsNextTimerWouldFire) {
+  // Its wake-ups are in the node's wheel (runtime/swarm_timers.hpp), which
+  // holds no reference: once the actor quits, nothing keeps it. (A CAF
+  // delayed message would have kept it until its health tick, 60 s on.)
+  announce(1, 0, announce_event::started);
+  caf::actor_addr addr;
+  {
+    // Not watched: the down message's sender would be a reference too.
+    const caf::actor first = dir->find(h);
+    ASSERT_TRUE(first);
+    addr = first.address();
+  }
+  advance(seconds(31));
+  ASSERT_EQ(dormant(), 1);
+  EXPECT_FALSE(caf::actor_cast<caf::strong_actor_ptr>(addr))
+      << "the actor of a sleeping swarm is still referenced";
+}
+
 TEST_F(DormantSwarms, AQuietSwarmSleepsAsDataAndWakesWithItsPeersAndCounts) {
   announce(1, 0, announce_event::completed);  // a seeder that just finished
   announce(2, 1000, announce_event::started);
