@@ -347,26 +347,28 @@ class swarm_directory::table final : public placement_host,
   void start_sweeper() {
     std::lock_guard<std::mutex> guard(sweeper_mtx_);
     if (sweeper_ || stopped.load(std::memory_order_acquire)) return;
-    std::weak_ptr<table> weak = weak_from_this();
-    const auto period = cfg_.sweep_period;
-    sweeper_ = sys_.spawn([weak, period](caf::event_based_actor* self) -> caf::behavior {
-      self->delayed_send(self, period, sweep_atom::value);
-      return {
-          [self](sweep_atom) { self->send(self, sweep_atom::value, std::size_t{0}); },
-          [self, weak, period](sweep_atom, std::size_t i) {
-            auto t = weak.lock();
-            if (!t || t->stopped.load(std::memory_order_acquire)) {
-              self->quit();
-              return;
-            }
-            t->sweep_dormant(i, self->clock().now());
-            if (i + 1 < t->count())
-              self->send(self, sweep_atom::value, i + 1);
-            else
-              self->delayed_send(self, period, sweep_atom::value);
-          },
-      };
-    });
+    // Arguments, not captures (see start_ticker).
+    sweeper_ = sys_.spawn(
+        [](caf::event_based_actor* self, std::weak_ptr<table> weak,
+           std::chrono::seconds period) -> caf::behavior {
+          self->delayed_send(self, period, sweep_atom::value);
+          return {
+              [self](sweep_atom) { self->send(self, sweep_atom::value, std::size_t{0}); },
+              [self, weak, period](sweep_atom, std::size_t i) {
+                auto t = weak.lock();
+                if (!t || t->stopped.load(std::memory_order_acquire)) {
+                  self->quit();
+                  return;
+                }
+                t->sweep_dormant(i, self->clock().now());
+                if (i + 1 < t->count())
+                  self->send(self, sweep_atom::value, i + 1);
+                else
+                  self->delayed_send(self, period, sweep_atom::value);
+              },
+          };
+        },
+        weak_from_this(), cfg_.sweep_period);
   }
 
   /// The actor that sends the swarms what falls due in `timers_`, at every
@@ -378,58 +380,62 @@ class swarm_directory::table final : public placement_host,
     if (ticker_started_.load(std::memory_order_acquire)) return;
     std::lock_guard<std::mutex> guard(sweeper_mtx_);
     if (ticker_ || stopped.load(std::memory_order_acquire)) return;
-    std::weak_ptr<table> weak = weak_from_this();
-    std::shared_ptr<swarm_timers> timers = timers_;
-    ticker_ = sys_.spawn([weak, timers](caf::event_based_actor* self) -> caf::behavior {
-      // What fell due and is not sent yet: `sent` of `due` are. Sent a
-      // batch at a time, each batch behind whatever the scheduler holds
-      // then (the rest as a message to itself): swarms created together
-      // fall due together (100,000 filled in 8 s: about 120 a step), and
-      // sent at once their sweeps and ticks would queue ahead of the
-      // announces that arrive meanwhile.
-      struct pending {
-        std::vector<swarm_timers::due> due;
-        std::size_t sent = 0;
-      };
-      auto p = std::make_shared<pending>();
-      // Every step while some swarm has a wake-up armed (every awake swarm
-      // does), once a second while none has.
-      const auto next = [self, timers]() -> caf::timespan {
-        if (timers->armed() == 0) return std::chrono::seconds(1);
-        return swarm_timers::until_next_step(self->clock().now());
-      };
-      const auto send_batch = [self, p] {
-        constexpr std::size_t batch = 32;
-        const std::size_t end = std::min(p->due.size(), p->sent + batch);
-        for (; p->sent < end; ++p->sent) {
-          auto& d = p->due[p->sent];
-          auto swarm = caf::actor_cast<local_swarm_actor>(std::move(d.swarm));
-          if ((d.what & wake_sweep) != 0) caf::anon_send(swarm, sweep_atom::value);
-          if ((d.what & wake_tick) != 0) caf::anon_send(swarm, caf::tick_atom::value);
-        }
-        if (p->sent < p->due.size()) {
-          self->send(self, sweep_atom::value);
-        } else {
-          p->due.clear();
-          p->sent = 0;
-        }
-      };
-      self->delayed_send(self, next(), caf::tick_atom::value);
-      return {
-          [self, weak, timers, p, next, send_batch](caf::tick_atom) {
-            if (auto t = weak.lock(); !t || t->stopped.load(std::memory_order_acquire)) {
-              self->quit();
-              return;
+    // What the actor needs comes as spawn arguments, not captures: CAF
+    // 0.17 dereferences a null argument tuple for a function that takes
+    // none (undefined behavior, reported by UBSan).
+    ticker_ = sys_.spawn(
+        [](caf::event_based_actor* self, std::weak_ptr<table> weak,
+           std::shared_ptr<swarm_timers> timers) -> caf::behavior {
+          // What fell due and is not sent yet: `sent` of `due` are. Sent a
+          // batch at a time, each batch behind whatever the scheduler holds
+          // then (the rest as a message to itself): swarms created together
+          // fall due together (100,000 filled in 8 s: about 120 a step), and
+          // sent at once their sweeps and ticks would queue ahead of the
+          // announces that arrive meanwhile.
+          struct pending {
+            std::vector<swarm_timers::due> due;
+            std::size_t sent = 0;
+          };
+          auto p = std::make_shared<pending>();
+          // Every step while some swarm has a wake-up armed (every awake swarm
+          // does), once a second while none has.
+          const auto next = [self, timers]() -> caf::timespan {
+            if (timers->armed() == 0) return std::chrono::seconds(1);
+            return swarm_timers::until_next_step(self->clock().now());
+          };
+          const auto send_batch = [self, p] {
+            constexpr std::size_t batch = 32;
+            const std::size_t end = std::min(p->due.size(), p->sent + batch);
+            for (; p->sent < end; ++p->sent) {
+              auto& d = p->due[p->sent];
+              auto swarm = caf::actor_cast<local_swarm_actor>(std::move(d.swarm));
+              if ((d.what & wake_sweep) != 0) caf::anon_send(swarm, sweep_atom::value);
+              if ((d.what & wake_tick) != 0) caf::anon_send(swarm, caf::tick_atom::value);
             }
-            // A batch still being sent carries on with what comes now.
-            const bool sending = !p->due.empty();
-            timers->collect(self->clock().now(), p->due);
-            if (!sending && !p->due.empty()) send_batch();
-            self->delayed_send(self, next(), caf::tick_atom::value);
-          },
-          [send_batch](sweep_atom) { send_batch(); },
-      };
-    });
+            if (p->sent < p->due.size()) {
+              self->send(self, sweep_atom::value);
+            } else {
+              p->due.clear();
+              p->sent = 0;
+            }
+          };
+          self->delayed_send(self, next(), caf::tick_atom::value);
+          return {
+              [self, weak, timers, p, next, send_batch](caf::tick_atom) {
+                if (auto t = weak.lock(); !t || t->stopped.load(std::memory_order_acquire)) {
+                  self->quit();
+                  return;
+                }
+                // A batch still being sent carries on with what comes now.
+                const bool sending = !p->due.empty();
+                timers->collect(self->clock().now(), p->due);
+                if (!sending && !p->due.empty()) send_batch();
+                self->delayed_send(self, next(), caf::tick_atom::value);
+              },
+              [send_batch](sweep_atom) { send_batch(); },
+          };
+        },
+        weak_from_this(), timers_);
     ticker_started_.store(true, std::memory_order_release);
   }
 

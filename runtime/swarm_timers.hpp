@@ -48,7 +48,8 @@ class swarm_timer {
   swarm_timer(const swarm_timer&) = delete;
   swarm_timer& operator=(const swarm_timer&) = delete;
 
-  /// Whether `kind` is armed.
+  /// Whether `kind` is armed. Not synchronized with the wheel: for the
+  /// entry's owner while no collect can run (tests).
   bool armed(swarm_wake kind) const noexcept {
     return (kind == wake_sweep ? sweep_ns_ : tick_ns_) != not_armed;
   }
