@@ -6,9 +6,7 @@
 namespace sk {
 
 std::int64_t swarm_timers::step_of(std::int64_t ns) noexcept {
-  constexpr std::int64_t step_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(step{1}).count();
-  return ns >= 0 ? ns / step_ns : -((-ns + step_ns - 1) / step_ns);
+  return std::chrono::floor<step>(std::chrono::nanoseconds{ns}).count();
 }
 
 caf::timespan swarm_timers::until_next_step(time_point now) noexcept {
