@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -138,13 +139,19 @@ TEST_F(SwarmTimers, TimesPastATurnOfTheWheelAndTimesAlreadyPassed) {
 TEST_F(SwarmTimers, AnActorThatIsGoneIsNotWoken) {
   swarm_timers w;
   swarm_timer t;
+  caf::weak_actor_ptr watch;
   {
     auto a = sys_->spawn(
         [](caf::event_based_actor*) -> caf::behavior { return {[](caf::tick_atom) {}}; });
     w.arm(t, ctrl(a), wake_sweep, t0 + 1s);
+    watch = caf::weak_actor_ptr{ctrl(a)};
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
   sys_->await_all_actors_done();
+  // The scheduler's worker lets go of its reference after the actor counts
+  // as done; "gone" is when nothing holds one any more.
+  for (int i = 0; i < 10000 && watch.lock() != nullptr; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(watch.lock(), nullptr);
   std::vector<swarm_timers::due> out;
   EXPECT_EQ(w.collect(t0 + 2s, out), 0u);
   w.disarm(t);
