@@ -3,7 +3,7 @@
 //   udp_loadgen --port=P [--host=127.0.0.1] [--torrents=1000] [--peers=20]
 //               [--seed=1] [--scrape-pct=0] [--scrape-hashes=10] [--window=64]
 //               [--duration=15] [--threads=1] [--warmup] [--timeout-ms=1000]
-//               [--order=cycle|random]
+//               [--order=cycle|random] [--rate=0]
 //   udp_loadgen --write-hashes[=FILE] [--torrents=N] [--seed=S]
 //
 // Each thread owns one connected UDP socket. It connects (BEP 15 action 0),
@@ -24,6 +24,14 @@
 // cycle is longer than its early threshold); `random` picks a uniformly
 // random slot per request (the order used before 2026-11-29), under which a
 // peer may re-announce within milliseconds.
+//
+// `--rate=R` paces the steady state: at most R requests a second in all
+// (each thread R / threads, spread evenly over the run), the window still
+// bounding what is in flight. With R = torrents * peers / interval and the
+// cycle order, every peer re-announces once per `interval` seconds: the
+// pattern a tracker sees from real clients, under which its swarms are
+// announced to only now and then. 0 (the default): as fast as the window
+// allows.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -67,6 +75,7 @@ struct options {
   unsigned timeout_ms = 1000;
   int numwant = 50;
   bool random_order = false;
+  std::uint64_t rate = 0;  // requests per second in all; 0: unpaced
   bool write_hashes = false;
   std::string hashes_file;
 };
@@ -149,6 +158,7 @@ class worker {
   }
 
   void run(clock_type::time_point until) {
+    started_ = clock_type::now();
     // This thread's slots in one fixed shuffled order (a function of the
     // seed and the thread), shared by warm-up and steady state.
     for (std::size_t i = index_; i < p_.slots.size(); i += o_.threads) order_.push_back(i);
@@ -228,8 +238,18 @@ class worker {
     connecting_ = true;
   }
 
+  /// Requests the pace allows by `now` (steady state with --rate).
+  std::uint64_t allowed(clock_type::time_point now) const {
+    const double secs = std::chrono::duration<double>(now - started_).count();
+    return static_cast<std::uint64_t>(secs * static_cast<double>(o_.rate) / o_.threads) + 1;
+  }
+
   void fill(clock_type::time_point now) {
+    const bool paced = !o_.warmup && o_.rate > 0;
+    const std::uint64_t budget = paced ? allowed(now) : 0;
     while (inflight_.size() < o_.window) {
+      if (paced && issued_ >= budget) return;
+      ++issued_;
       auto tid = next_tid();
       std::string pkt;
       if (o_.warmup) {
@@ -359,6 +379,8 @@ class worker {
   park_miller rng_;
   std::vector<std::size_t> order_;  // this thread's slots, shuffled
   std::size_t cursor_ = 0;          // steady state: next position in order_
+  clock_type::time_point started_;
+  std::uint64_t issued_ = 0;  // requests sent by fill (the pace counts them)
   int fd_ = -1;
   std::uint32_t tid_ = 1;
   bool have_id_ = false, connecting_ = false;
@@ -380,14 +402,15 @@ bool parse_uint(const std::string& v, std::uint64_t lo, std::uint64_t hi, std::u
 }
 
 int usage(const char* why) {
-  std::fprintf(stderr,
-               "udp_loadgen: %s\n"
-               "usage: udp_loadgen --port=P [--host=127.0.0.1] [--torrents=1000] [--peers=20] [--seed=1]\n"
-               "         [--scrape-pct=0] [--scrape-hashes=10] [--window=64] [--duration=15]\n"
-               "         [--threads=1] [--numwant=50] [--timeout-ms=1000] [--warmup]\n"
-               "         [--order=cycle|random]\n"
-               "       udp_loadgen --write-hashes[=FILE] [--torrents=N] [--seed=S]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "udp_loadgen: %s\n"
+      "usage: udp_loadgen --port=P [--host=127.0.0.1] [--torrents=1000] [--peers=20] [--seed=1]\n"
+      "         [--scrape-pct=0] [--scrape-hashes=10] [--window=64] [--duration=15]\n"
+      "         [--threads=1] [--numwant=50] [--timeout-ms=1000] [--warmup]\n"
+      "         [--order=cycle|random] [--rate=0]\n"
+      "       udp_loadgen --write-hashes[=FILE] [--torrents=N] [--seed=S]\n",
+      why);
   return 2;
 }
 
@@ -414,6 +437,8 @@ int main(int argc, char** argv) {
     else if (k == "--timeout-ms" && parse_uint(v, 10, 60000, n)) o.timeout_ms = static_cast<unsigned>(n);
     else if (k == "--warmup" && v.empty()) o.warmup = true;
     else if (k == "--order" && (v == "cycle" || v == "random")) o.random_order = v == "random";
+    else if (k == "--rate" && parse_uint(v, 0, 100000000, n))
+      o.rate = n;
     else if (k == "--write-hashes") { o.write_hashes = true; o.hashes_file = v; }
     else return usage(("bad option " + a).c_str());
   }
