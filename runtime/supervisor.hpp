@@ -136,7 +136,10 @@ struct supervisor_state {
   /// put into any directory; tests).
   bool has_registry = false;
   std::unordered_map<info_hash, entry, id20_hasher> swarms;
-  std::map<caf::actor_addr, info_hash> by_swarm;
+  /// The running swarms' actors (a swarm's watch adds it, its down message
+  /// takes it out: twice for every swarm that wakes and falls asleep again).
+  /// CAF's hash of an address is the actor id.
+  std::unordered_map<caf::actor_addr, info_hash> by_swarm;
   std::map<caf::actor_addr, info_hash> by_remediation;
   /// Crash times per swarm within the restart window (kept after a give-up,
   /// so a fresh swarm of that hash inherits the count).
