@@ -202,8 +202,7 @@ std::vector<option_def> option_table() {
               "most peers in all swarms of this node; a new peer beyond gets a failure with "
               "'retry in', known peers are served"),
       // [tracker]
-      duration("tracker", "interval", 30min, 1s, one_week,
-               "announce 'interval' sent to clients"),
+      duration("tracker", "interval", 30min, 1s, one_week, "announce 'interval' sent to clients"),
       duration("tracker", "min-interval", 15min, 1s, one_week,
                "announce 'min interval' sent to clients (at most the interval)"),
       integer("tracker", "default-numwant", 50, 0, 10000,
@@ -224,7 +223,8 @@ std::vector<option_def> option_table() {
                "instead of an actor until its next request (memory of quiet swarms; 0: never; "
                "not in a cluster)"),
       integer("tracker", "hibernations-per-second", 1000, 0, 1000000,
-              "most quiet swarms put to sleep per second, node-wide (each costs about a tenth of "
+              "most quiet swarms put to sleep per second, node-wide, beyond those that requests "
+              "woke (each woken swarm may always sleep again; each sleep costs about a tenth of "
               "a millisecond of the thread that serves announces; a swarm refused stays awake "
               "until its next sweep); 0: unbounded"),
       integer("tracker", "max-peers-per-swarm", 200000, 1, u32_count_max,
@@ -331,8 +331,7 @@ std::vector<option_def> option_table() {
            "other addresses remain: max(1, numwant x this); the reply is filled from the "
            "crowded addresses only when no other peer is left; 1: no share"),
       // [remediation]
-      flag("remediation", "enable", true,
-           "spawn a remediation actor for degraded/critical swarms"),
+      flag("remediation", "enable", true, "spawn a remediation actor for degraded/critical swarms"),
       integer("remediation", "min-peers", 5, 0, 1000000,
               "smaller swarms get no automatic remediation (a lone leecher of a dead torrent)"),
       integer("remediation", "watch-ticks", 3, 1, 1000,

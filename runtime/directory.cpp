@@ -301,11 +301,28 @@ class swarm_directory::table final : public placement_host,
   /// holding at most a hundredth of a second's worth (so the swarms granted
   /// one in a row hold the scheduler about a millisecond: ten at the
   /// default rate, each packing its snapshot), refilled on the swarms'
-  /// clock.
+  /// clock. Beyond it, every wake earns one sleep: under clients' steady
+  /// announces the node wakes swarms at the pace of its announces (about
+  /// 4,000 a second for 1,000,000 ten-peer swarms at one announce per peer
+  /// per 30 minutes), and a bound below that pace would let the awake
+  /// population grow until it is all of them. Those sleeps come as the
+  /// wakes came, a `hibernate-after` later (each woken swarm's sweep is
+  /// timed from its wake), so they add no burst the wakes did not have.
   bool take_hibernation(health_time now) override {
     if (cfg_.hibernations_per_second == 0) return true;
     {
       std::lock_guard<std::mutex> guard(hibernation_mtx_);
+      const std::uint64_t woken = totals_->woken.load(std::memory_order_relaxed);
+      // Wakes not yet paid back by a sleep; never more than the node has
+      // swarms (a woken swarm that ended instead leaves its credit behind).
+      wake_credits_ = std::min<std::uint64_t>(
+          wake_credits_ + (woken - woken_seen_),
+          static_cast<std::uint64_t>(std::max<std::int64_t>(census_->swarms(), 0)));
+      woken_seen_ = woken;
+      if (wake_credits_ > 0) {
+        --wake_credits_;
+        return true;
+      }
       if (hibernation_.take(now)) return true;
     }
     totals_->hibernations_deferred.fetch_add(1, std::memory_order_relaxed);
@@ -557,6 +574,10 @@ class swarm_directory::table final : public placement_host,
   id20_hasher hasher_;
   token_bucket<> hibernation_{static_cast<double>(cfg_.hibernations_per_second),
                               std::max(1.0, cfg_.hibernations_per_second / 100.0)};
+  /// Sleeps the node's wakes have earned (see take_hibernation), and the
+  /// wake count they were last brought up to. Under hibernation_mtx_.
+  std::uint64_t wake_credits_ = 0;
+  std::uint64_t woken_seen_ = 0;
 };
 
 swarm_directory::swarm_directory(caf::actor_system& sys, const swarm_config& cfg,

@@ -130,7 +130,9 @@ struct swarm_config {
   /// encoded and deflated, its actor ends); a population filled quickly
   /// falls asleep about as quickly, and unbounded that wave kept the
   /// scheduler busy for seconds while announces queued behind it. 1,000:
-  /// about a tenth of a core at most. 0: unbounded.
+  /// about a tenth of a core at most. Swarms that requests woke are not
+  /// counted against it (each wake earns one sleep: runtime/directory.cpp,
+  /// `take_hibernation`). 0: unbounded.
   std::uint32_t hibernations_per_second = 1000;
   /// Most peers one swarm stores; a new peer beyond it is refused with a
   /// retryable failure (memory bound against peer_id flooding), known peers

@@ -129,6 +129,44 @@ TEST_F(DormantSwarms, NoMoreSwarmsFallAsleepPerSecondThanTheNodeAllows) {
   EXPECT_EQ(census_peers(), n);
 }
 
+TEST_F(DormantSwarms, SwarmsWokenByRequestsFallAsleepAgainAsFastAsTheyWereWoken) {
+  // Two a second for a population falling asleep; twenty woken at once by
+  // requests may sleep again at once (each wake earned one sleep), or under
+  // clients' steady announces the node would wake more swarms a second than
+  // it may put to sleep, and the awake population would grow without end.
+  constexpr int n = 20;
+  auto cfg = sleepy_config();
+  cfg.hibernations_per_second = 2;
+  new_directory(cfg);
+  const std::vector<caf::actor> first = one_peer_swarms(n, 0x80, 3);
+  ASSERT_EQ(first.size(), static_cast<std::size_t>(n));
+  advance(seconds(30));
+  for (int s = 0; s < 60 && dormant() < n; ++s) advance(seconds(1));
+  ASSERT_EQ(dormant(), n);
+  const std::uint64_t deferred = dir->totals().hibernations_deferred.load();
+  EXPECT_GT(deferred, 0u) << "the first wave went at the node's rate";
+
+  // A new peer for each: twenty wakes at one instant.
+  for (int i = 0; i < n; ++i) {
+    const info_hash hash = test::ih(static_cast<std::uint8_t>(0x80 + i));
+    auto r = test::announce_by_ticket(
+        dir->route_swarm(hash),
+        test::swarm_announce_of(hash, 2, v4(10, 0, 4, static_cast<std::uint8_t>(i + 1), 6881), 1000,
+                                announce_event::started),
+        [this] { run(); });
+    ASSERT_TRUE(r) << sys->render(r.error());
+    EXPECT_EQ(r->stats.complete, 1) << "woken with its peer";
+  }
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->totals().woken.load(), static_cast<std::uint64_t>(n));
+
+  // Quiet for 30 s again: all twenty sleep at the same sweep, none deferred.
+  advance(seconds(31));
+  EXPECT_EQ(dormant(), n);
+  EXPECT_EQ(dir->totals().hibernations_deferred.load(), deferred);
+  EXPECT_EQ(census_peers(), 2 * n);
+}
+
 /// Placement of a node whose view names no owner yet: every swarm stays
 /// local, and the directory knows it is a cluster member.
 class no_remote_placement final : public placement {
