@@ -7,11 +7,13 @@
 ///
 ///   BM_take_snapshot/<peers>   take_snapshot: the core copied out
 ///   BM_encode/<peers>          encode_snapshot: CAF's binary serializer
-///   BM_pack/<peers>            pack_snapshot: encode, then zlib's fastest level
-///   BM_unpack/<peers>          unpack_snapshot: inflate, then decode
+///   BM_pack/<peers>            pack_snapshot: the sleeping form, zstd-compressed
+///   BM_unpack/<peers>          unpack_snapshot: decompress, then decode
 ///   BM_fill/<peers>            a fresh core filled from the snapshot
 ///
-/// Counters: `raw_B` and `packed_B`, the snapshot's sizes (memory, not time).
+/// Counters (memory, not time): `record_B`, the snapshot as a state file
+/// record (`encode_snapshot`); `raw_B` and `packed_B`, the sleeping form
+/// before and after compression.
 /// Peers as udp_loadgen makes them: a shared client prefix and 12 random
 /// bytes of id, an 8-hex-digit key, a quarter seeders, IPv4.
 
@@ -61,6 +63,7 @@ std::unique_ptr<swarm_core> make_core(int peers, health_time now) {
 void sizes(benchmark::State& state, const swarm_snapshot& s) {
   std::uint32_t raw = 0;
   const std::vector<char> packed = pack_snapshot(s, raw);
+  state.counters["record_B"] = static_cast<double>(encode_snapshot(s).size());
   state.counters["raw_B"] = raw;
   state.counters["packed_B"] = static_cast<double>(packed.size());
 }

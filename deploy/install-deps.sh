@@ -25,12 +25,12 @@ case "${1:-}" in
   *) echo "usage: deploy/install-deps.sh [--run|--bench]" >&2; exit 2 ;;
 esac
 
-# Building and running: the daemon links CAF, spdlog/fmt, OpenSSL, zlib; swarmctl
+# Building and running: the daemon links CAF, spdlog/fmt, OpenSSL, zlib, zstd; swarmctl
 # libedit (BSD, not GNU readline) and libcurl (http and https to the admin API);
 # Boost.Beast/Asio are headers.
 packages=(
   build-essential cmake ccache pkg-config
-  libcaf-dev libboost-dev libspdlog-dev libfmt-dev libssl-dev libedit-dev zlib1g-dev
+  libcaf-dev libboost-dev libspdlog-dev libfmt-dev libssl-dev libedit-dev zlib1g-dev libzstd-dev
   libcurl4-openssl-dev
 )
 if [[ $mode != run ]]; then

@@ -222,7 +222,7 @@ struct dormant_swarm {
 
   /// `pack_snapshot` of the swarm's snapshot; its ages count from `taken`.
   std::pmr::vector<char> bytes;
-  /// The size of the encoding before it was deflated.
+  /// The size of the sleeping form before it was compressed.
   std::uint32_t raw_size = 0;
   /// When the snapshot was taken (the actor system's clock).
   health_time taken;

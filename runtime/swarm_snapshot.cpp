@@ -5,8 +5,6 @@
 #include <random>
 #include <cmath>
 
-#include <zlib.h>
-
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 
@@ -209,84 +207,6 @@ bool decode_snapshot(const std::vector<char>& bytes, swarm_snapshot& out) {
   if (source.remaining() != 0) return false;
   make_finite(out);
   return true;
-}
-
-namespace {
-
-/// A deflate stream for small snapshots, kept per thread and reset between
-/// uses. zlib's compress2() sets up and clears its whole state for every
-/// call (about 256 KiB at the default window and memory level, allocated
-/// and faulted in each time), which for a snapshot of a few hundred bytes
-/// costs several times the compression itself; a swarm going to sleep is
-/// packed on the thread that serves announces. A 4 KiB window and a small
-/// hash (memory level 4) cover inputs up to `limit` as well as the
-/// defaults do; the output is an ordinary zlib stream, which uncompress()
-/// reads whatever window it was written with.
-class small_deflater {
- public:
-  static constexpr std::size_t limit = 16 * 1024;
-
-  small_deflater() {
-    ok_ = deflateInit2(&z_, Z_BEST_SPEED, Z_DEFLATED, 12, 4, Z_DEFAULT_STRATEGY) == Z_OK;
-  }
-  ~small_deflater() {
-    if (ok_) deflateEnd(&z_);
-  }
-  small_deflater(const small_deflater&) = delete;
-  small_deflater& operator=(const small_deflater&) = delete;
-
-  /// `raw` deflated into `out`; false when zlib fails (out is then unset).
-  bool pack(const std::vector<char>& raw, std::vector<char>& out) {
-    if (!ok_ || deflateReset(&z_) != Z_OK) return false;
-    out.resize(deflateBound(&z_, static_cast<uLong>(raw.size())));
-    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-    z_.avail_in = static_cast<uInt>(raw.size());
-    z_.next_out = reinterpret_cast<Bytef*>(out.data());
-    z_.avail_out = static_cast<uInt>(out.size());
-    if (deflate(&z_, Z_FINISH) != Z_STREAM_END) return false;
-    out.resize(static_cast<std::size_t>(z_.total_out));
-    return true;
-  }
-
- private:
-  z_stream z_{};
-  bool ok_ = false;
-};
-
-}  // namespace
-
-std::vector<char> pack_snapshot(const swarm_snapshot& s, std::uint32_t& raw_size) {
-  const std::vector<char> raw = encode_snapshot(s);
-  raw_size = static_cast<std::uint32_t>(raw.size());
-  if (raw.empty() || raw.size() > UINT32_MAX) return {};
-  if (raw.size() <= small_deflater::limit) {
-    thread_local small_deflater deflater;
-    std::vector<char> out;
-    if (!deflater.pack(raw, out)) return {};
-    out.shrink_to_fit();
-    return out;
-  }
-  uLongf n = compressBound(static_cast<uLong>(raw.size()));
-  std::vector<char> out(n);
-  if (compress2(reinterpret_cast<Bytef*>(out.data()), &n,
-                reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()),
-                Z_BEST_SPEED) != Z_OK)
-    return {};
-  out.resize(n);
-  out.shrink_to_fit();
-  return out;
-}
-
-bool unpack_snapshot(const char* packed, std::size_t size, std::uint32_t raw_size,
-                     swarm_snapshot& out) {
-  if (size == 0 || raw_size == 0) return false;
-  std::vector<char> raw(raw_size);
-  uLongf n = raw_size;
-  if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &n,
-                 reinterpret_cast<const Bytef*>(packed), static_cast<uLong>(size)) != Z_OK ||
-      n != raw_size)
-    return false;
-  return decode_snapshot(raw, out);
 }
 
 }  // namespace sk

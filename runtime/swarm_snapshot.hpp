@@ -130,13 +130,15 @@ std::vector<char> encode_snapshot(const swarm_snapshot& s);
 /// unspecified) unless the bytes decode whole. Floats are made finite.
 bool decode_snapshot(const std::vector<char>& bytes, swarm_snapshot& out);
 
-/// A sleeping swarm's form: `encode_snapshot` deflated (zlib, its fastest
-/// level; about a third of the encoding: peers' counters and ages are
-/// mostly zero bytes). `raw_size` receives the encoding's size. Empty when
-/// it cannot be made.
+/// A sleeping swarm's form (runtime/sleep_form.cpp): peers in a compact
+/// layout of their own, the rest in CAF's encoding, the whole compressed by
+/// zstd against a dictionary made once per process. Made and read only
+/// within one process (the state file and the cluster carry
+/// `encode_snapshot`). `raw_size` receives the size before compression.
+/// Empty when it cannot be made.
 std::vector<char> pack_snapshot(const swarm_snapshot& s, std::uint32_t& raw_size);
-/// The snapshot `pack_snapshot` made; false unless it inflates to exactly
-/// `raw_size` bytes that decode whole.
+/// The snapshot `pack_snapshot` made; false unless it decompresses to
+/// exactly `raw_size` bytes that decode whole.
 bool unpack_snapshot(const char* packed, std::size_t size, std::uint32_t raw_size,
                      swarm_snapshot& out);
 template <class Bytes>

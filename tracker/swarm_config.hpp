@@ -125,9 +125,9 @@ struct swarm_config {
   /// Most swarms the node puts to sleep per second (a token bucket holding
   /// a hundredth of a second's worth, node-wide). A swarm refused a slot stays
   /// an actor and sweeps again between a sixth and a half of
-  /// `sweep_period` later. Going to sleep costs about a tenth of a
-  /// millisecond of the thread that also serves announces (the swarm is
-  /// encoded and deflated, its actor ends); a population filled quickly
+  /// `sweep_period` later. Going to sleep costs the thread that also
+  /// serves announces the swarm's packing and its actor's end; a
+  /// population filled quickly
   /// falls asleep about as quickly, and unbounded that wave kept the
   /// scheduler busy for seconds while announces queued behind it. 1,000:
   /// about a tenth of a core at most. Swarms that requests woke are not

@@ -210,7 +210,7 @@ void domain_rows(std::size_t n) {
                                                       heap.get()));
     const std::string what = "dormant swarm with " + std::to_string(peers) +
                              (peers == 1 ? " peer" : " peers") + " (" + std::to_string(raw) +
-                             " B encoded, " + std::to_string(packed) + " deflated)";
+                             " B before compression, " + std::to_string(packed) + " packed)";
     row(what.c_str(), m, n, sizeof(dormant_swarm));
   }
   {

@@ -244,7 +244,7 @@ TEST_F(DormantSwarms, AQuietSwarmSleepsAsDataAndWakesWithItsPeersAndCounts) {
   EXPECT_EQ(data->peers, 2u);
   swarm_snapshot decoded;
   ASSERT_TRUE(unpack_snapshot(data->bytes, data->raw_size, decoded));
-  EXPECT_LT(data->bytes.size(), data->raw_size) << "deflated";
+  EXPECT_LT(data->bytes.size(), data->raw_size) << "compressed";
   EXPECT_EQ(decoded.hash, h);
   EXPECT_EQ(decoded.peers.size(), 2u);
   EXPECT_EQ(decoded.downloaded, 1u);
