@@ -123,6 +123,16 @@ std::int64_t unzigzag(std::uint64_t v) noexcept {
   return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
 }
 
+/// Differences of ages and their sums back, modulo 2^64: any two ages
+/// round-trip, and damaged bytes cannot overflow a signed value.
+std::int64_t wrapping_sub(std::int64_t a, std::int64_t b) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+
+std::int64_t wrapping_add(std::int64_t a, std::int64_t b) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+
 /// The value of a hex digit of case `upper`, or -1.
 int hex_value(char c, bool upper) noexcept {
   if (c >= '0' && c <= '9') return c - '0';
@@ -182,9 +192,9 @@ void put_peer(writer& out, const peer_snapshot& p, const peer_snapshot* before) 
 
   const std::int64_t last = p.last_announce_age_ms;
   out.varint(zigzag(last));
-  out.varint(zigzag(p.first_seen_age_ms - last));
-  out.varint(zigzag(p.last_progress_age_ms - last));
-  if (p.completed_age_ms != -1) out.varint(zigzag(p.completed_age_ms - last));
+  out.varint(zigzag(wrapping_sub(p.first_seen_age_ms, last)));
+  out.varint(zigzag(wrapping_sub(p.last_progress_age_ms, last)));
+  if (p.completed_age_ms != -1) out.varint(zigzag(wrapping_sub(p.completed_age_ms, last)));
 
   out.varint(p.announces);
   out.varint(p.announces_without_progress);
@@ -287,9 +297,9 @@ bool get_peer(reader& in, peer_snapshot& p, const peer_snapshot* before) {
 
   const std::int64_t last = unzigzag(in.varint());
   p.last_announce_age_ms = last;
-  p.first_seen_age_ms = last + unzigzag(in.varint());
-  p.last_progress_age_ms = last + unzigzag(in.varint());
-  p.completed_age_ms = (bits & bit_completed) != 0 ? last + unzigzag(in.varint()) : -1;
+  p.first_seen_age_ms = wrapping_add(last, unzigzag(in.varint()));
+  p.last_progress_age_ms = wrapping_add(last, unzigzag(in.varint()));
+  p.completed_age_ms = (bits & bit_completed) != 0 ? wrapping_add(last, unzigzag(in.varint())) : -1;
 
   in.varint_into(p.announces);
   in.varint_into(p.announces_without_progress);

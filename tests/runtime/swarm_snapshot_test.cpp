@@ -302,6 +302,10 @@ TEST_F(SnapshotTest, PackedSnapshotsKeepEveryFieldOfUnusualPeers) {
     p.progress = i == 1 ? 0.0f : i == 3 ? 0.3125f : i == 8 ? 1.0f : -1.0f;
     p.flags = static_cast<std::uint8_t>(i * 29);
   }
+  // Ages at the ends of their range, whose differences wrap.
+  snap.peers[0].first_seen_age_ms = std::numeric_limits<std::int64_t>::max();
+  snap.peers[0].last_announce_age_ms = std::numeric_limits<std::int64_t>::min();
+  snap.peers[1].completed_age_ms = std::numeric_limits<std::int64_t>::min();
   std::uint8_t v6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34};
   snap.peers[3].ep.ip = ip_address::make_v6(v6);
   snap.peers[3].ep.port = 65535;
