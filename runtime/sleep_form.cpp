@@ -55,6 +55,7 @@
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 
+#include "protocol/text.hpp"
 #include "runtime/swarm_snapshot.hpp"
 
 namespace sk {
@@ -133,29 +134,22 @@ std::int64_t wrapping_add(std::int64_t a, std::int64_t b) noexcept {
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
 }
 
-/// The value of a hex digit of case `upper`, or -1.
-int hex_value(char c, bool upper) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (upper && c >= 'A' && c <= 'F') return c - 'A' + 10;
-  if (!upper && c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
 /// `key` as 4 bytes when it is 8 hex digits of one case (what most clients
-/// send); the case's bit, or 0.
+/// send; digits alone count as upper case); the case's bit, or 0.
 std::uint8_t hex_key(const std::string& key, std::uint8_t (&out)[4]) noexcept {
   if (key.size() != 8) return 0;
-  for (const bool upper : {true, false}) {
-    bool ok = true;
-    for (std::size_t i = 0; i < 4 && ok; ++i) {
-      const int hi = hex_value(key[2 * i], upper);
-      const int lo = hex_value(key[2 * i + 1], upper);
-      ok = hi >= 0 && lo >= 0;
-      if (ok) out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
-    }
-    if (ok) return upper ? bit_key_upper_hex : bit_key_lower_hex;
+  bool upper = false;
+  bool lower = false;
+  for (std::size_t i = 0; i < 8; ++i) {
+    const char c = key[i];
+    const int d = hex_digit(c);
+    if (d < 0) return 0;
+    upper = upper || (c >= 'A' && c <= 'F');
+    lower = lower || (c >= 'a' && c <= 'f');
+    out[i / 2] = static_cast<std::uint8_t>(i % 2 == 0 ? d << 4 : out[i / 2] | d);
   }
-  return 0;
+  if (upper && lower) return 0;
+  return lower ? bit_key_lower_hex : bit_key_upper_hex;
 }
 
 void put_peer(writer& out, const peer_snapshot& p, const peer_snapshot* before) {
@@ -415,7 +409,7 @@ bool decode_inner(const char* data, std::size_t size, swarm_snapshot& out) {
   std::size_t n = 0;
   if (!in.varint_into(n)) return false;
   // Every peer takes at least 20 bytes (header, id length, 4-byte address,
-  // port, ten varints, flags): a count the bytes cannot hold is refused
+  // port, eleven varints, flags): a count the bytes cannot hold is refused
   // before anything is allocated for it.
   if (n > in.remaining() / 20) return false;
   out.peers.clear();
