@@ -11,8 +11,11 @@
 # protocol; the sanitizer stages run their own selection regardless.
 # SWARMKEEPER_SANITIZERS chooses the stages: `all` (the default) runs
 # `tests/sanitize/run.sh asan` then `tests/sanitize/run.sh tsan`, `asan` or
-# `tsan` one of them, `off` none (a quick local run). The exit status is 0
-# only if the ctest and every stage that ran passed.
+# `tsan` one of them, `off` none (a quick local run). SWARMKEEPER_TEST_JOBS
+# is how many tests run at once in each ctest (default: twice the cores this
+# process may use; most tests wait on sockets and timers, not the CPU; 1
+# runs them one by one). The exit status is 0 only if the ctest and every
+# stage that ran passed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -25,9 +28,16 @@ case $sanitizers in
      exit 2 ;;
 esac
 
+jobs=${SWARMKEEPER_TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 1)))}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || {
+  echo "deploy/test.sh: SWARMKEEPER_TEST_JOBS='$jobs': expected a positive number" >&2
+  exit 2
+}
+export SWARMKEEPER_TEST_JOBS=$jobs
+
 "$root/deploy/build.sh"
 cd "$root/build"
-ctest --output-on-failure --timeout 600 "$@"
+ctest --output-on-failure --timeout 600 -j "$jobs" "$@"
 
 for kind in "${stages[@]}"; do
   echo "deploy/test.sh: sanitizer stage $kind (tests/sanitize/run.sh $kind)"

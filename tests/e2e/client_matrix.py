@@ -102,7 +102,8 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import tracker_requests  # noqa: E402  (tests/support, after the path above)
+import ports  # noqa: E402  (tests/support, after the path above)
+import tracker_requests  # noqa: E402
 
 START = time.monotonic()
 
@@ -133,21 +134,17 @@ NON_TRACKER_SOURCES = lt.peer_info.dht | lt.peer_info.pex | lt.peer_info.lsd | l
 # --------------------------------------------------------------------------
 
 def free_tcp_port(host="127.0.0.1"):
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    """A port below the ephemeral range, claimed against parallel tests (ports.py)."""
+    return ports.free_port(host)
 
 
 def free_dual_port():
-    """A TCP port free on both 127.0.0.1 and ::1 (clients listen on both)."""
+    """A port free on both 127.0.0.1 and ::1 (clients listen on both)."""
     for _ in range(50):
         p = free_tcp_port("127.0.0.1")
         try:
             with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
                 s.bind(("::1", p))
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-                s.bind(("127.0.0.1", p))
             return p
         except OSError:
             continue

@@ -10,7 +10,8 @@
 # so assertions count too; benchmarks off), rebuilt on every run, and its
 # ctest runs the tests select_tests.py picks for KIND. CTEST_ARG... go to
 # that ctest, e.g. `-R Gateway` to narrow the run further. --jobs is the
-# build's parallelism (default: every core).
+# build's parallelism (default: every core). SWARMKEEPER_TEST_JOBS is how
+# many tests the ctest runs at once (default: twice the cores).
 #
 # Before the tests a self-test plants bugs in a small program built with the
 # same sanitizer (a heap overflow, a use after free, a leak, a signed
@@ -35,6 +36,7 @@ build_dir=""
 generator=${CMAKE_GENERATOR:-}
 cxx=${CXX:-}
 jobs=$(nproc 2>/dev/null || echo 2)
+test_jobs=${SWARMKEEPER_TEST_JOBS:-$((2 * jobs))}
 
 while [[ ${1:-} == --* ]]; do
   case $1 in
@@ -59,7 +61,7 @@ build_dir=$(cd "$build_dir" && pwd)
 [[ -n $cxx ]] || cxx=c++
 reports=$build_dir/sanitizer-reports
 # The flags the project's SWARMKEEPER_SANITIZE block adds, for the self-test.
-san_flags=(-fsanitize="$sanitize" -fno-omit-frame-pointer -O1 -g1)
+san_flags=(-fsanitize="$sanitize" -fno-omit-frame-pointer -Og -g1)
 
 fail() {
   echo "sanitize $kind: FAILED: $*" >&2
@@ -236,11 +238,11 @@ for t in json.load(sys.stdin)["tests"]:
   rm -rf "$reports"
   mkdir -p "$reports"
   export_options "$reports"
-  echo "sanitize $kind: running $count tests in $build_dir"
+  echo "sanitize $kind: running $count tests in $build_dir, $test_jobs at a time"
   local status=0 out=$build_dir/ctest.out
   # --timeout covers the tests that set none (gtest unit tests): far above
   # any normal run, so only a hang ends one.
-  (cd "$build_dir" && ctest -I "$selection" --output-on-failure --timeout 300 "$@") 2>&1 |
+  (cd "$build_dir" && ctest -I "$selection" --output-on-failure --timeout 300 -j "$test_jobs" "$@") 2>&1 |
     tee "$out" || status=$?
   local log=$build_dir/Testing/Temporary/LastTest.log
   if compgen -G "$reports/report*" >/dev/null; then

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -107,10 +109,59 @@ bool bindable(std::uint16_t port, int type, bool v6) {
   return ok;
 }
 
+/// How long a claim on a port keeps other test processes off it: longer
+/// than any test holds a daemon's port.
+constexpr int claim_seconds = 900;
+
+/// The directory where test processes claim ports (tests/support/ports.py
+/// uses the same one): ctest -j runs several at once, and a port one of
+/// them picked is free until its daemon binds it, so another could pick it
+/// too. $TMPDIR (or /tmp)/swarmkeeper-test-ports-UID.
+std::string claim_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
+  dir += "/swarmkeeper-test-ports-" + std::to_string(::getuid());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw std::runtime_error(errno_text(("mkdir " + dir).c_str()));
+  return dir;
+}
+
+/// Claims `port` for this process: true when no other test process holds
+/// a claim younger than claim_seconds. A stale claim (its process gone
+/// long ago) is taken over.
+bool claim(const std::string& dir, std::uint16_t port) {
+  const std::string path = dir + "/" + std::to_string(port);
+  for (int round = 0; round < 2; ++round) {
+    const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      const std::string pid = std::to_string(::getpid()) + "\n";
+      [[maybe_unused]] const auto n = ::write(fd, pid.data(), pid.size());
+      ::close(fd);
+      return true;
+    }
+    if (errno != EEXIST) return false;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) continue;  // released meanwhile
+    if (::time(nullptr) - st.st_mtime < claim_seconds) return false;
+    ::unlink(path.c_str());
+  }
+  return false;
+}
+
+/// This process's claims, released when it exits.
+struct claims {
+  std::string dir;
+  std::vector<std::string> paths;
+  ~claims() {
+    for (const auto& p : paths) ::unlink(p.c_str());
+  }
+};
+
 /// A port free for both TCP and UDP, below the ephemeral range: a port the
 /// kernel hands out by itself could be taken by any outgoing connection
 /// between this pick and the daemon's bind. One process never gets a port
-/// twice.
+/// twice, and a port claimed by another test process (claim()) is passed
+/// over.
 std::uint16_t free_port_of(const char* what) {
   static std::mutex mutex;
   static std::set<std::uint16_t> handed_out;
@@ -119,14 +170,15 @@ std::uint16_t free_port_of(const char* what) {
   const std::uint16_t high = ephemeral_low();
   const std::uint16_t low = high > 12000 ? 10000 : 1025;
   std::uniform_int_distribution<unsigned> pick(low, high - 1u);
+  static claims held{claim_dir(), {}};
   std::lock_guard<std::mutex> lock(mutex);
   for (int attempt = 0; attempt < 2000; ++attempt) {
     const auto port = static_cast<std::uint16_t>(pick(rng));
     if (handed_out.count(port) != 0) continue;
-    if (bindable(port, SOCK_STREAM, v6) && bindable(port, SOCK_DGRAM, v6)) {
-      handed_out.insert(port);
-      return port;
-    }
+    if (!claim(held.dir, port)) continue;
+    held.paths.push_back(held.dir + "/" + std::to_string(port));
+    handed_out.insert(port);
+    if (bindable(port, SOCK_STREAM, v6) && bindable(port, SOCK_DGRAM, v6)) return port;
   }
   throw std::runtime_error(std::string("no free port found (") + what + ")");
 }

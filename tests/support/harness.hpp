@@ -22,7 +22,9 @@ using clock = std::chrono::steady_clock;
 
 /// A port free for TCP and UDP on 0.0.0.0 and :: at this moment, below the
 /// kernel's ephemeral range (so no outgoing connection takes it before the
-/// daemon binds it), never handed out twice in one process.
+/// daemon binds it), never handed out twice in one process, and claimed
+/// against the other test processes of a parallel ctest run (a file per
+/// port in $TMPDIR/swarmkeeper-test-ports-UID, shared with ports.py).
 std::uint16_t free_port();
 
 /// The same kind of port, for a daemon's UDP tracker.
