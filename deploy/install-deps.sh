@@ -29,7 +29,7 @@ esac
 # libedit (BSD, not GNU readline) and libcurl (http and https to the admin API);
 # Boost.Beast/Asio are headers.
 packages=(
-  build-essential cmake ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config
   libcaf-dev libboost-dev libspdlog-dev libfmt-dev libssl-dev libedit-dev zlib1g-dev libzstd-dev
   libcurl4-openssl-dev
 )

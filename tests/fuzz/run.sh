@@ -70,8 +70,10 @@ do_build() {
   mkdir -p "$build_dir"
   local log=$build_dir/build.log
   : >"$log"
+  local generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
   if [[ ! -f $build_dir/CMakeCache.txt ]] &&
-     ! cmake -S "$here" -B "$build_dir" -DCMAKE_CXX_COMPILER="$cxx" >>"$log" 2>&1; then
+     ! cmake -S "$here" -B "$build_dir" "${generator[@]}" -DCMAKE_CXX_COMPILER="$cxx" >>"$log" 2>&1; then
     tail -n 60 "$log" >&2
     echo "fuzz: configure failed (full log: $log)" >&2
     exit 1

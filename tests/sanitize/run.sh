@@ -92,7 +92,11 @@ configure() {
     return
   fi
   local gen=()
-  [[ -n $generator ]] && gen=(-G "$generator")
+  if [[ -n $generator ]]; then
+    gen=(-G "$generator")
+  elif command -v ninja >/dev/null; then
+    gen=(-G Ninja)
+  fi
   if ! cmake -S "$root" -B "$build_dir" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
        -DCMAKE_BUILD_TYPE=Debug -DSWARMKEEPER_SANITIZE="$sanitize" \
        -DSWARMKEEPER_BUILD_BENCH=OFF >"$log" 2>&1; then
