@@ -202,6 +202,7 @@ void udp_server::stop(std::chrono::milliseconds drain) {
   // 4. Stop the workers.
   for (auto& w : workers_) {
     asio::post(w->io, [raw = w.get()] {
+      raw->ticking = false;
       boost::system::error_code ignored;
       raw->timer.cancel(ignored);
     });

@@ -271,7 +271,7 @@ void udp_server::worker::handle(const sockaddr_storage& from, std::string_view p
 void udp_server::worker::start_timer() {
   timer.expires_after(tick);
   timer.async_wait([this](const boost::system::error_code& ec) {
-    if (ec == asio::error::operation_aborted) {
+    if (ec == asio::error::operation_aborted || !ticking) {
       return;
     }
     expire();

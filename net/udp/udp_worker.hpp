@@ -84,6 +84,10 @@ struct udp_server::worker {
   std::vector<std::unique_ptr<socket_slot>> sockets;
   std::thread thread;
   bool receiving = true;  // worker thread only
+  /// False once stop() has cancelled the timer (worker thread only): a tick
+  /// that had already expired, its handler queued, must not arm it again,
+  /// or run() never runs out of work and stop()'s join waits forever.
+  bool ticking = true;
   udp_request request;    // reused: a warm object parses without allocating
   std::string scratch;
   /// The next sendmmsg: items point into `inline_bytes` (connect and error
