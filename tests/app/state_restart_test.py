@@ -26,6 +26,7 @@
 
 usage: state_restart_test.py path/to/swarmkeeper
 """
+import collections
 import json
 import os
 import shutil
@@ -408,29 +409,45 @@ def health(port):
 
 def fill_udp(d, n):
     """Announces one peer into each of n new swarms over UDP (a window of
-    requests in flight); returns how many were answered."""
+    requests in flight); returns how many were answered. A request whose
+    datagram was lost, or that was refused (an error reply: a daemon
+    sharing the cores with other tests may time a request out), is sent
+    again, the same peer into the same swarm, until 5 s pass without a
+    new answer."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.connect(("127.0.0.1", d.port))
         s.settimeout(5)
         s.send(udp_connect_packet(1))
         _, _, cid = struct.unpack(">IIQ", s.recv(64)[:16])
         s.setblocking(False)
-        sent = answered = 0
+        todo = collections.deque(range(n))
+        in_flight = {}  # transaction id (the swarm's number) -> when sent
+        answered = 0
         idle_since = time.time()
         while answered < n and time.time() - idle_since < 5:
-            while sent < n and sent - answered < 256:
-                h = b"\x5a" + struct.pack(">I", sent) + b"\x00" * 15
-                peer_id = b"-SK0001-" + struct.pack(">I", sent) + b"fill0000"
-                s.send(udp_announce_packet(cid, sent, h, peer_id, 6881, 1000, numwant=0))
-                sent += 1
+            while todo and len(in_flight) < 256:
+                i = todo.popleft()
+                h = b"\x5a" + struct.pack(">I", i) + b"\x00" * 15
+                peer_id = b"-SK0001-" + struct.pack(">I", i) + b"fill0000"
+                s.send(udp_announce_packet(cid, i, h, peer_id, 6881, 1000, numwant=0))
+                in_flight[i] = time.time()
             try:
                 while True:
                     data = s.recv(2048)
-                    if struct.unpack(">I", data[:4])[0] == 1:
+                    action, tid = struct.unpack(">II", data[:8])
+                    if in_flight.pop(tid, None) is None:
+                        continue  # a late reply to a request already sent again
+                    if action == 1:
                         answered += 1
                         idle_since = time.time()
+                    else:
+                        todo.append(tid)
             except BlockingIOError:
                 time.sleep(0.001)
+            now = time.time()
+            for tid in [t for t, at in in_flight.items() if now - at > 2]:
+                del in_flight[tid]
+                todo.append(tid)
     return answered
 
 
