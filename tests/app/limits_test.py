@@ -412,16 +412,10 @@ def deferred_accept(d):
     assert took < DEFER_SECONDS, f"an announce on a new connection took {took:.1f} s"
     # Once the server has seen the announce's connection close, none is
     # counted until the deferral ends.
-    zero_at = None
-    while zero_at is None and time.monotonic() - connected < DEFER_SECONDS - 0.5:
-        if http_connections(d) == 0:
-            zero_at = time.monotonic() - connected
-        else:
-            time.sleep(0.05)
-    if zero_at is None:
-        raise AssertionError("a connection that sent nothing was accepted during the deferral "
-                             f"(or the announce's connection was still counted after "
-                             f"{DEFER_SECONDS - 0.5:.1f} s)")
+    wait_until("no connection counted within the deferral (one that sent nothing was "
+               "accepted, or the announce's was still counted)",
+               lambda: http_connections(d) == 0,
+               DEFER_SECONDS - 0.5 - (time.monotonic() - connected))
     # After the deferral the kernel hands it over; the read deadline (2 s)
     # then closes it.
     assert closed_by_server(silent, 60), "a silent connection was never accepted and closed"
