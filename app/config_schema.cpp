@@ -218,7 +218,7 @@ std::vector<option_def> option_table() {
               "peers examined per sweep step (bounds the pause between announces)"),
       duration("tracker", "idle-swarm-time", 10min, 0s, one_week,
                "a swarm without peers for this long ends its actor"),
-      duration("tracker", "hibernate-after", 1min, 0s, one_day,
+      duration("tracker", "hibernate-after", 20s, 0s, one_day,
                "a healthy swarm that served no request for this long is kept as compact data "
                "instead of an actor until its next request (memory of quiet swarms; 0: never; "
                "not in a cluster)"),

@@ -306,8 +306,9 @@ class swarm_directory::table final : public placement_host,
   /// 4,000 a second for 1,000,000 ten-peer swarms at one announce per peer
   /// per 30 minutes), and a bound below that pace would let the awake
   /// population grow until it is all of them. Those sleeps come as the
-  /// wakes came, a `hibernate-after` later (each woken swarm's sweep is
-  /// timed from its wake), so they add no burst the wakes did not have.
+  /// wakes came, a `hibernate-after` after each swarm's last request (the
+  /// swarm sweeps when its quiet time is up), so they add no burst the
+  /// wakes did not have.
   bool take_hibernation(health_time now) override {
     if (cfg_.hibernations_per_second == 0) return true;
     {

@@ -224,25 +224,56 @@ void serve_scrape(swarm_actor_ptr self, scrape_ticket& t) {
   t.complete(self->state.core->scrape());
 }
 
-enum class hibernation { stays, slept, deferred };
+enum class hibernation { stays, not_yet, slept, deferred };
+
+/// The health tick: evaluates the swarm's health now and tells the
+/// supervisor (a changed report) and the observer (every report).
+void evaluate_health(swarm_actor_ptr self, health_time now) {
+  auto& st = self->state;
+  auto changed = st.core->tick(now);
+  publish_share(st);
+  if (changed && st.supervisor) {
+    self->send(st.supervisor, health_atom::value, st.core->hash(), *changed);
+  }
+  if (st.observer) {
+    self->send(st.observer, health_atom::value, st.core->hash(), *st.core->last_report());
+  }
+}
 
 /// Hands the swarm to its registry as data when it has been quiet for
 /// `hibernate_after` (see swarm_actor.hpp's lifecycle): `slept` when it did
 /// (the caller quits), `deferred` when the node's hibernations per second
-/// were used up. Runs at the end of a sweep cycle, after the census and the
-/// gauges were brought up to date.
-hibernation try_hibernate(swarm_actor_ptr self, health_time now) {
+/// were used up, `not_yet` when only the quiet time is missing (`quiet_left`
+/// says how much: the caller sweeps again then, so the swarm sleeps
+/// `hibernate_after` after its last request, not up to a sweep period
+/// later; for a table of one sweep step at most). Runs at the end of a
+/// sweep cycle, after the census and the gauges were brought up to date.
+/// The health is evaluated right before the swarm sleeps, so that the
+/// report it sleeps with covers every announce it served: one that made it
+/// unhealthy (its last seeder leaving) keeps it awake, and the supervisor
+/// hears of it at once.
+hibernation try_hibernate(swarm_actor_ptr self, health_time now, caf::timespan& quiet_left) {
   auto& st = self->state;
   const swarm_core& core = *st.core;
   const auto& cfg = core.config();
   constexpr auto stays = hibernation::stays;
+  const auto unhealthy = [&core] {
+    const health_report* r = core.last_report();
+    return r != nullptr && is_unhealthy(r->state);
+  };
   if (cfg.hibernate_after.count() <= 0 || core.table().size() == 0 || st.observer) return stays;
-  if (now - st.last_request < cfg.hibernate_after) return stays;
-  if (const health_report* r = core.last_report(); r != nullptr && is_unhealthy(r->state))
-    return stays;
-  if (core.remediation(now)) return stays;
+  if (unhealthy() || core.remediation(now)) return stays;
   auto reg = st.registry.lock();
   if (!reg || !reg->keeps_sleeping_swarms()) return stays;
+  if (const auto quiet = now - st.last_request; quiet < cfg.hibernate_after) {
+    // A table of more than one sweep step keeps its period: such a swarm is
+    // rarely quiet, and an early sweep would cost it a whole cycle.
+    if (core.table().size() > cfg.sweep_batch) return stays;
+    quiet_left = std::chrono::duration_cast<caf::timespan>(cfg.hibernate_after - quiet);
+    return hibernation::not_yet;
+  }
+  evaluate_health(self, now);
+  if (unhealthy()) return stays;
   if (!reg->take_hibernation(now)) return hibernation::deferred;
   dormant_swarm d;
   {
@@ -407,7 +438,10 @@ void start_swarm(swarm_actor_ptr self) {
   st.core->note_occupancy(self->clock().now());
   st.last_request = self->clock().now();
   const auto& cfg = st.core->config();
-  wake_later(self, wake_sweep, cfg.sweep_period);
+  // The first sweep comes no later than the swarm may fall asleep.
+  auto first_sweep = cfg.sweep_period;
+  if (cfg.hibernate_after.count() > 0) first_sweep = std::min(first_sweep, cfg.hibernate_after);
+  wake_later(self, wake_sweep, first_sweep);
   wake_later(self, wake_tick, cfg.health_tick);
 }
 
@@ -564,17 +598,23 @@ local_swarm_actor::behavior_type make_swarm_behavior() {
           self->quit();
           return;
         }
-        switch (try_hibernate(self, now)) {
+        const auto period =
+            std::chrono::duration_cast<caf::timespan>(st.core->config().sweep_period);
+        caf::timespan quiet_left = period;
+        switch (try_hibernate(self, now, quiet_left)) {
           case hibernation::slept:
             self->quit();
             return;
           case hibernation::deferred:
             wake_later(self, wake_sweep, deferred_sweep(self, now));
             return;
+          case hibernation::not_yet:
+            wake_later(self, wake_sweep, std::min(period, quiet_left));
+            return;
           case hibernation::stays:
             break;
         }
-        wake_later(self, wake_sweep, st.core->config().sweep_period);
+        wake_later(self, wake_sweep, period);
       },
       [](caf::tick_atom) {
         const swarm_actor_ptr self = running_swarm();
@@ -583,14 +623,7 @@ local_swarm_actor::behavior_type make_swarm_behavior() {
         // A summary of suppressed per-swarm lines must not wait for the
         // next such line.
         swarm_log::instance().flush(now);
-        auto changed = st.core->tick(now);
-        publish_share(st);
-        if (changed && st.supervisor) {
-          self->send(st.supervisor, health_atom::value, st.core->hash(), *changed);
-        }
-        if (st.observer) {
-          self->send(st.observer, health_atom::value, st.core->hash(), *st.core->last_report());
-        }
+        evaluate_health(self, now);
         wake_later(self, wake_tick, st.core->config().health_tick);
       },
   };

@@ -74,10 +74,14 @@
 ///
 ///   spawn ──▶ serving ──(sweep cycle finds it empty for idle_lifetime)──▶
 ///             erase own directory entry (if it still points here) ──▶ quit
-///   serving ──(sweep cycle: peers, no request for hibernate_after, healthy,
-///             no remediation or observer)──▶ the registry keeps its snapshot
-///             as data (`swarm_registry::hibernate`) ──▶ quit; the next
-///             request routed to it spawns a new actor on that state
+///   serving ──(sweep cycle: peers, no request for hibernate_after, healthy
+///             when evaluated then, no remediation or observer)──▶ the
+///             registry keeps its snapshot as data
+///             (`swarm_registry::hibernate`) ──▶ quit; the next request
+///             routed to it spawns a new actor on that state. A swarm that
+///             could sleep but for its quiet time sweeps again when that
+///             time is up, so it sleeps `hibernate_after` after its last
+///             request, not up to a sweep period later.
 ///
 /// The state lives in a `swarm_core` shared with the supervisor: when the
 /// actor dies abnormally, the supervisor spawns a new one on the same core

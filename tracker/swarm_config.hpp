@@ -118,10 +118,14 @@ struct swarm_config {
   /// A swarm with peers that has served no announce or scrape for this long
   /// is kept by its directory as compact data (an encoded snapshot) instead
   /// of a running actor, and becomes an actor again on its next request
-  /// (checked at each sweep, so up to one `sweep_period` later). Only a
-  /// healthy or unevaluated swarm with no remediation under way sleeps, and
-  /// only on a node outside a cluster. 0: never.
-  std::chrono::seconds hibernate_after{60};
+  /// (the swarm sweeps when that time is up; its health is evaluated then).
+  /// Only a healthy or unevaluated swarm with no remediation under way
+  /// sleeps, and only on a node outside a cluster. 0: never. 20 s: clients
+  /// re-announce once per interval (30 min), so a ten-peer swarm hears from
+  /// one every 3 min on average and is awake for 1 - e^(-20/180), about a
+  /// tenth, of the time (28% with 1 min); a wake costs a few microseconds
+  /// (bench/memory/README.md, "Asleep 20 s after the last request").
+  std::chrono::seconds hibernate_after{20};
   /// Most swarms the node puts to sleep per second (a token bucket holding
   /// a hundredth of a second's worth, node-wide). A swarm refused a slot stays
   /// an actor and sweeps again between a sixth and a half of

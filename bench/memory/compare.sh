@@ -11,8 +11,7 @@
 # the RSS again right after the warm-up and once more after MEM_SETTLE
 # seconds (by then every swarm has run its first sweep and health tick, which
 # allocate too, and, nobody announcing any more, has been put to sleep as
-# data: tracker.hibernate-after, 1 min by default, checked at each 1-min
-# sweep), then stop it. The warm reading is the cost of running swarms. Prints RSS, bytes per swarm and per peer above
+# data: tracker.hibernate-after, 20 s by default), then stop it. The warm reading is the cost of running swarms. Prints RSS, bytes per swarm and per peer above
 # the baseline, and the ratio swarmkeeper / opentracker. See
 # bench/memory/README.md.
 #

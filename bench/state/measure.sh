@@ -14,7 +14,7 @@
 #           least three periodic snapshots of swarms that are all awake
 #           (each snapshot asks every swarm actor for its state);
 #   falling for STATE_SLEEP_SECONDS (100) after that, while the population
-#           falls asleep (tracker.hibernate-after, default 60 s) and the
+#           falls asleep (tracker.hibernate-after, default 20 s) and the
 #           snapshots go on;
 #   asleep  for STATE_PROBE_SECONDS once every swarm of the population is
 #           asleep (swarmkeeper_swarms_dormant, read from /metrics), across
@@ -86,7 +86,7 @@ probe() { taskset -c 1 python3 "$here/pause_probe.py" "$port" "$1"; }
 # Until every swarm of the population ($t) is asleep, then the dormant count
 # into the variable named $1. (The probe's own swarm stays awake; they fall
 # asleep at tracker.hibernations-per-second, 1,000 by default, after
-# tracker.hibernate-after, 1 minute.)
+# tracker.hibernate-after, 20 s.)
 wait_asleep() {
   local -n n_=$1
   n_=$(dormant)

@@ -533,9 +533,10 @@ def dormant_swarms_kept(binary, work):
     expect([s["hash"] for s in listed] == sorted(h.hex() for h in hashes), "listed %r" % listed, d)
     for s in listed:
         expect(s["asleep"] is True and s["actor_id"] is None, "not listed asleep: %r" % s, d)
-        # Asleep within seconds, before its first health tick (1 min).
+        # Asleep within seconds, before its first health tick (1 min): its
+        # health was evaluated as it fell asleep (six peers, three seeders).
         expect((s["seeders"], s["leechers"], s["downloaded"], s["health"], s["policy"]) ==
-               (3, 3, 1, "unevaluated", "adaptive"), "a sleeping swarm's counts: %r" % s, d)
+               (3, 3, 1, "healthy", "adaptive"), "a sleeping swarm's counts: %r" % s, d)
     found = d.admin("GET", "/api/swarms?prefix=41")["swarms"]
     expect([s["hash"] for s in found] == [hashes[1].hex()] and found[0]["asleep"] is True,
            "prefix search: %r" % found, d)

@@ -282,6 +282,51 @@ TEST_F(DormantSwarms, AQuietSwarmSleepsAsDataAndWakesWithItsPeersAndCounts) {
   EXPECT_EQ(census_peers(), 3);
 }
 
+TEST_F(DormantSwarms, ASwarmSleepsHibernateAfterItsLastRequestNotAtALaterSweep) {
+  // Sweeps a minute apart, asleep after 30 s quiet: the swarm sweeps when
+  // its quiet time is up instead of waiting for the next whole period.
+  auto cfg = sleepy_config();
+  cfg.sweep_period = seconds(60);
+  new_directory(cfg);
+  announce(1, 1000, announce_event::started);
+  const caf::actor a = dir->find(h);
+  ASSERT_TRUE(a);
+  watch(a);
+  advance(seconds(20));
+  announce(2, 1000, announce_event::started);  // quiet from here on
+  advance(seconds(29));
+  EXPECT_FALSE(exited(a)) << "29 s after its last request";
+  EXPECT_EQ(dormant(), 0);
+  advance(seconds(2));
+  EXPECT_TRUE(exited(a)) << "31 s after its last request (the next whole sweep: 60 s)";
+  EXPECT_EQ(dormant(), 1);
+  EXPECT_EQ(census_peers(), 2);
+}
+
+TEST_F(DormantSwarms, ASwarmIsEvaluatedBeforeItSleepsAndStaysAwakeWhenThatFindsItUnhealthy) {
+  // The health tick is far off: only the evaluation at the sleep can see
+  // that the last seeder left five leechers behind.
+  auto cfg = sleepy_config();
+  cfg.health_tick = seconds(600);
+  new_directory(cfg);
+  announce(1, 0, announce_event::started);
+  for (std::uint64_t p = 2; p <= 6; ++p) announce(p, 1000, announce_event::started);
+  announce(1, 0, announce_event::stopped);
+  const caf::actor a = dir->find(h);
+  ASSERT_TRUE(a);
+  watch(a);
+  const auto critical = [this] {
+    return dir->totals().swarms_by_health[static_cast<std::size_t>(swarm_health::critical)].load();
+  };
+  EXPECT_EQ(critical(), 0) << "not evaluated yet";
+  advance(seconds(45));
+  EXPECT_FALSE(exited(a));
+  EXPECT_EQ(dormant(), 0);
+  EXPECT_EQ(dir->totals().hibernated.load(), 0u);
+  EXPECT_EQ(critical(), 1) << "no seeders, five leechers: evaluated when it would have slept";
+  EXPECT_EQ(leechers(), 5);
+}
+
 TEST_F(DormantSwarms, PrefetchingAHashWakesNothingAndCreatesNothing) {
   // The UDP transport prefetches the hashes of a round before routing them;
   // a hint must neither wake a sleeping swarm nor make one for an unknown
