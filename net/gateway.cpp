@@ -10,10 +10,10 @@
 #include "net/address_key.hpp"
 #include "net/creation_budget.hpp"
 #include "net/limit_latch.hpp"
-#include "net/recycler.hpp"
+#include "runtime/directory.hpp"
 #include "tracker/access_list.hpp"
 #include "tracker/node_census.hpp"
-#include "runtime/directory.hpp"
+#include "tracker/recycler.hpp"
 
 namespace sk {
 

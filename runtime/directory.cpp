@@ -162,7 +162,7 @@ class swarm_directory::table final : public placement_host,
       // apart.
       std::uint64_t state = seed_base_ ^ id20_hasher {}(h);
       if (cfg_.rng_seed == 0) state += spawned_.fetch_add(1, std::memory_order_relaxed) << 1;
-      core = std::make_shared<swarm_core>(h, settings_, splitmix64(state));
+      core = make_swarm_core(h, settings_, splitmix64(state));
       core->set_lineage(new_lineage());
     }
     // Read while nothing else holds the core: a restored swarm may carry a
@@ -243,7 +243,10 @@ class swarm_directory::table final : public placement_host,
     dormant_ptr d = std::move(e.dormant);
     const auto now = sys_.clock().now();
     swarm_core_ptr core;
-    swarm_snapshot snap;
+    // One snapshot per thread, reused (every field is written by the
+    // unpacking): most announces at clients' pace wake a swarm, and a fresh
+    // one cost an array of peers from malloc's slow path each time.
+    thread_local swarm_snapshot snap;
     if (unpack_snapshot(d->bytes, d->raw_size, snap) && snap.hash == h) {
       const auto slept =
           std::chrono::duration_cast<std::chrono::milliseconds>(now - d->taken).count();
@@ -251,12 +254,13 @@ class swarm_directory::table final : public placement_host,
       // A new seed for each wake: the same one would repeat the same
       // random draws (the same peers chosen) after every sleep.
       std::uint64_t state = snap.seed ^ (spawned_.fetch_add(1, std::memory_order_relaxed) + 1);
-      core = std::make_shared<swarm_core>(h, settings_, splitmix64(state));
+      core = make_swarm_core(h, settings_, splitmix64(state));
       fill_snapshot(*core, snap, now);
     } else {
       spdlog::error("swarm {}: its dormant state does not decode ({} bytes); it starts empty",
                     h.hex(), d->bytes.size());
     }
+    trim_snapshot(snap);
     release(*d);
     totals_->woken.fetch_add(1, std::memory_order_relaxed);
     e.local = spawn_local(h, std::move(core));
@@ -507,7 +511,7 @@ class swarm_directory::table final : public placement_host,
       if (!known) s.map.reserve_one();  // before spawning (see route); `it` stays unused
       // On the node's settings (its bans and census), not a copy of the
       // config. Not capped: the state moves here from elsewhere.
-      auto core = std::make_shared<swarm_core>(snap.hash, settings_, snap.seed);
+      auto core = make_swarm_core(snap.hash, settings_, snap.seed);
       fill_snapshot(*core, snap, sys_.clock().now());
       swarm = spawn_local(snap.hash, std::move(core));
       count_local(1);

@@ -36,7 +36,7 @@ swarm_core_ptr recover_core(const swarm_core_ptr& core, bool& fresh) {
   }
   fresh = true;
   std::uint64_t s = core->seed();
-  auto fresh_core = std::make_shared<swarm_core>(core->hash(), core->settings(), splitmix64(s));
+  auto fresh_core = make_swarm_core(core->hash(), core->settings(), splitmix64(s));
   // Empty: a history of its own from here.
   fresh_core->set_lineage(new_lineage());
   return fresh_core;

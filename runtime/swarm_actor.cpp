@@ -277,13 +277,18 @@ hibernation try_hibernate(swarm_actor_ptr self, health_time now, caf::timespan& 
   if (!reg->take_hibernation(now)) return hibernation::deferred;
   dormant_swarm d;
   {
-    const swarm_snapshot snap = take_snapshot(core, now);
+    // One snapshot per thread, reused: a swarm falls asleep for most
+    // announces of a population at clients' pace, and a fresh one cost an
+    // array of peers from malloc's slow path each time.
+    thread_local swarm_snapshot snap;
+    take_snapshot(core, now, snap);
     std::int64_t newest = std::numeric_limits<std::int64_t>::max();
     for (const auto& p : snap.peers) newest = std::min(newest, p.last_announce_age_ms);
     const std::vector<char> packed = pack_snapshot(snap, d.raw_size);
     d.bytes.assign(packed.begin(), packed.end());
     d.peers = static_cast<std::uint32_t>(snap.peers.size());
     d.drop_at = now - std::chrono::milliseconds(newest) + cfg.peer_timeout + cfg.idle_lifetime;
+    trim_snapshot(snap);
   }
   if (d.bytes.empty()) return stays;
   d.taken = now;
@@ -704,7 +709,7 @@ local_swarm_actor spawn_swarm(caf::actor_system& sys, swarm_core_ptr core,
 local_swarm_actor spawn_swarm(caf::actor_system& sys, const info_hash& hash,
                               const swarm_config& cfg, std::uint64_t seed,
                               std::weak_ptr<swarm_registry> registry) {
-  return spawn_swarm(sys, std::make_shared<swarm_core>(hash, cfg, seed), std::move(registry));
+  return spawn_swarm(sys, make_swarm_core(hash, cfg, seed), std::move(registry));
 }
 
 }  // namespace sk

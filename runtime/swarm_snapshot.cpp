@@ -43,18 +43,27 @@ std::uint64_t new_lineage() noexcept {
 
 swarm_snapshot take_snapshot(const swarm_core& core, health_time now) {
   swarm_snapshot s;
+  take_snapshot(core, now, s);
+  return s;
+}
+
+void take_snapshot(const swarm_core& core, health_time now, swarm_snapshot& s) {
   s.hash = core.hash();
   s.seed = core.seed();
   s.lineage = core.lineage();
   s.knobs = core.knobs();
   s.history.assign(core.history().begin(), core.history().end());
   const auto& n = core.counters();
-  s.counters = {n.announces, n.banned, n.refused, n.warned, n.seeder_appeals};
+  s.counters.assign({n.announces, n.banned, n.refused, n.warned, n.seeder_appeals});
   s.downloaded = core.table().downloaded();
-  s.peers.reserve(core.table().size());
+  // Every element is written whole below: the ones a reused snapshot
+  // already holds are overwritten in place, no array is allocated anew.
+  s.peers.resize(core.table().size());
+  std::size_t i = 0;
   core.table().for_each(
       [&](const peer_key& k, const endpoint& ep, bool /*seeder*/, const peer_traits& t) {
-        peer_snapshot p;
+        if (i == s.peers.size()) s.peers.emplace_back();
+        peer_snapshot& p = s.peers[i++];
         p.id = k.id;
         p.ep = ep;
         p.left = t.left;
@@ -72,21 +81,32 @@ swarm_snapshot take_snapshot(const swarm_core& core, health_time now) {
         // Never NaN/inf on the wire (CAF 0.17 corrupts them).
         p.progress = std::isfinite(t.progress) ? t.progress : -1.0f;
         p.flags = t.flags;
-        s.peers.push_back(std::move(p));
       });
+  s.peers.resize(i);
   s.health = core.tracker().export_state(now);
   s.evaluated = core.last_report() != nullptr;
+  s.remediation.clear();
   if (auto r = core.remediation(now)) s.remediation.push_back(std::move(*r));
   // Never NaN/inf on the wire (CAF 0.17 corrupts them).
   auto finite = [](double v) { return std::isfinite(v) ? v : 0.0; };
   s.health.last.completion_rate = finite(s.health.last.completion_rate);
   s.health.last.announce_rate = finite(s.health.last.announce_rate);
-  return s;
+}
+
+void trim_snapshot(swarm_snapshot& s) {
+  if (s.peers.capacity() > 256) std::vector<peer_snapshot>().swap(s.peers);
 }
 
 void merge_snapshot(swarm_core& core, const swarm_snapshot& s, health_time now) {
   if (s.hash != core.hash()) return;
   core.set_knobs(s.knobs);  // out-of-range knobs (another config) are ignored
+  if (core.table().empty()) {
+    // A core filled from scratch (a swarm waking, restored or moved here):
+    // its arrays sized once for what comes.
+    std::array<std::array<std::size_t, 2>, 2> more{};
+    for (const auto& p : s.peers) ++more[p.left == 0 ? 0 : 1][p.ep.ip.v6 ? 1 : 0];
+    core.table().reserve(more);
+  }
   for (const auto& p : s.peers) {
     // A peer this core knows already announced here after the snapshot
     // was taken: its own entry is newer.
@@ -158,7 +178,7 @@ void fill_snapshot(swarm_core& fresh, const swarm_snapshot& s, health_time now) 
 }
 
 swarm_core_ptr restore_snapshot(const swarm_snapshot& s, const swarm_config& cfg, health_time now) {
-  auto core = std::make_shared<swarm_core>(s.hash, cfg, s.seed);
+  auto core = make_swarm_core(s.hash, cfg, s.seed);
   fill_snapshot(*core, s, now);
   return core;
 }

@@ -97,6 +97,14 @@ std::uint64_t new_lineage() noexcept;
 
 /// Copies `core`'s state (must not run concurrently with its owner).
 swarm_snapshot take_snapshot(const swarm_core& core, health_time now);
+/// The same into `into`, whose vectors keep their capacity: a caller that
+/// takes snapshots often (a swarm falling asleep) keeps one and reuses it.
+void take_snapshot(const swarm_core& core, health_time now, swarm_snapshot& into);
+
+/// Gives back the peers' array of `s` when it holds more than a few hundred
+/// peers, so a reused snapshot stays no larger than a typical swarm's after
+/// a large one passed through it.
+void trim_snapshot(swarm_snapshot& s);
 
 /// Merges `s` into `core` (same hash; else nothing): peers `core` does not
 /// know are added with their traits, counters and `downloaded` add up, the

@@ -121,6 +121,31 @@ void peer_table::compact(bool keep_last_removed) {
   }
 }
 
+void peer_table::reserve(const std::array<std::array<std::size_t, 2>, 2>& more) {
+  std::size_t room = max_peers_ - std::min<std::size_t>(records_.size(), max_peers_);
+  auto cut = [&room](std::size_t n) {
+    n = std::min(n, room);
+    room -= n;
+    return n;
+  };
+  std::array<std::array<std::size_t, 2>, 2> n{};
+  for (std::size_t role = 0; role < 2; ++role)
+    for (std::size_t fam = 0; fam < 2; ++fam) n[role][fam] = cut(more[role][fam]);
+  const std::size_t v4 = n[0][0] + n[1][0];
+  const std::size_t v6 = n[0][1] + n[1][1];
+  records_.reserve(records_.size() + v4 + v6);
+  hot_.reserve(hot_.size() + v4 + v6);
+  for (family* f : {&v4_, &v6_}) {
+    const std::size_t k = f->v6 ? v6 : v4;
+    if (k == 0) continue;
+    f->compact.reserve(f->compact.size() + k * f->width());
+    f->owner.reserve(f->owner.size() + k);
+  }
+  for (std::size_t role = 0; role < 2; ++role)
+    for (std::size_t fam = 0; fam < 2; ++fam)
+      if (n[role][fam] != 0) pools_[role][fam].reserve(pools_[role][fam].size() + n[role][fam]);
+}
+
 std::size_t peer_table::heap_bytes() const noexcept {
   std::size_t n = records_.capacity() * sizeof(record) + hot_.capacity() * sizeof(hot_entry) +
                   reveal_.capacity() * sizeof(reveal_state) +

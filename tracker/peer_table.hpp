@@ -341,6 +341,13 @@ class peer_table {
   /// it.
   void compact() { compact(false); }
 
+  /// Peers about to be added one by one (a swarm filled from its sleeping
+  /// form), counted as `pools_` are: [0: seeders, 1: leechers][0: IPv4,
+  /// 1: IPv6]. Sizes every array for the table's peers and these at once
+  /// instead of growing each one step by step; never shrinks, stops at
+  /// `max_peers`. Changes no selection, count or order.
+  void reserve(const std::array<std::array<std::size_t, 2>, 2>& more);
+
   /// Applies pending traits writes to the sampling sets now (every
   /// non-const call does this first; exposed for tests and callers that
   /// want `quarantined_count` current).

@@ -39,13 +39,14 @@
 #include "tracker/healing_types.hpp"
 #include "tracker/health_types.hpp"
 #include "tracker/lazy_box.hpp"
-#include "tracker/swarm_messages.hpp"
 #include "tracker/peer_behaviour.hpp"
 #include "tracker/peer_table.hpp"
 #include "tracker/random.hpp"
+#include "tracker/recycler.hpp"
 #include "tracker/remediation_plan.hpp"
 #include "tracker/swarm_config.hpp"
 #include "tracker/swarm_health.hpp"
+#include "tracker/swarm_messages.hpp"
 
 namespace sk {
 
@@ -309,5 +310,15 @@ constexpr std::uint32_t seeding_reasons = reason_no_seeders | reason_few_seeders
 /// Health reasons that make a swarm "starving" for interval control.
 constexpr std::uint32_t starving_reasons =
     reason_no_seeders | reason_few_seeders | reason_flash_crowd;
+
+/// A new core with its control block, in one block of the recycler
+/// (tracker/recycler.hpp). A core is made on a network thread (a swarm
+/// that a request creates or wakes) and freed on a scheduler thread (the
+/// swarm fell asleep or ended): malloc's per-thread caches do not serve that
+/// pattern, and each such core took malloc's slow path.
+template <class... Args>
+swarm_core_ptr make_swarm_core(Args&&... args) {
+  return make_recycled<swarm_core>(std::forward<Args>(args)...);
+}
 
 }  // namespace sk

@@ -11,7 +11,7 @@
 #include <boost/asio/post.hpp>
 
 #include "net/http/http_session.hpp"
-#include "net/recycler.hpp"
+#include "tracker/recycler.hpp"
 
 namespace sk {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <utility>
 
-#include "net/recycler.hpp"
 #include "net/udp/udp_shared.hpp"
+#include "tracker/recycler.hpp"
 
 namespace sk::udp_detail {
 

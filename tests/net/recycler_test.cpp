@@ -1,9 +1,9 @@
-// block_recycler and make_recycled (net/recycler.hpp): freed blocks come
+// block_recycler and make_recycled (tracker/recycler.hpp): freed blocks come
 // back to the next allocation of their size, from whichever thread freed
 // them; the parked count is bounded; objects are built and destroyed as by
 // make_shared.
 
-#include "net/recycler.hpp"
+#include "tracker/recycler.hpp"
 
 #include <gtest/gtest.h>
 

@@ -247,6 +247,19 @@ swarm_snapshot snapshot_of(const info_hash& h, std::uint32_t n, const swarm_conf
   return take_snapshot(core, t0 + 5s);
 }
 
+/// A history of one remediation, and one under way, added to `s`.
+void add_remediation(swarm_snapshot& s) {
+  remediation_record r;
+  r.action = "apply";
+  r.strategy = "seeder-appeal";
+  r.reason = "few seeders";
+  s.history.push_back(r);
+  remediation_progress rp;
+  rp.started = true;
+  rp.trial_ticks = 4;
+  s.remediation.push_back(rp);
+}
+
 TEST_F(SnapshotTest, PackedSnapshotsUnpackToTheSameEncodingSmallAndLarge) {
   // 1 and 10 peers (most sleeping swarms) and 2,000; each twice in a row,
   // since a thread's codec keeps its contexts and buffers between uses.
@@ -313,15 +326,7 @@ TEST_F(SnapshotTest, PackedSnapshotsKeepEveryFieldOfUnusualPeers) {
   // An id sharing nothing with the one before, one sharing all of it.
   snap.peers[4].id.bytes.fill(0xee);
   snap.peers[5].id = snap.peers[4].id;
-  remediation_record r;
-  r.action = "apply";
-  r.strategy = "seeder-appeal";
-  r.reason = "few seeders";
-  snap.history.push_back(r);
-  remediation_progress rp;
-  rp.started = true;
-  rp.trial_ticks = 4;
-  snap.remediation.push_back(rp);
+  add_remediation(snap);
   snap.lineage = 0x1234567890abcdefULL;
 
   std::uint32_t raw_size = 0;
@@ -342,6 +347,50 @@ TEST_F(SnapshotTest, PackedSnapshotsKeepEveryFieldOfUnusualPeers) {
   EXPECT_EQ(back.remediation.size(), 1u);
   EXPECT_EQ(back.history.size(), 1u);
   EXPECT_EQ(encode_snapshot(back), encode_snapshot(snap));
+}
+
+TEST_F(SnapshotTest, AReusedSnapshotHoldsOnlyTheLastSwarmTakenOrUnpackedIntoIt) {
+  // A swarm falling asleep and a swarm waking reuse one snapshot per
+  // thread: what an earlier, larger swarm left in it (more peers, a
+  // history, a remediation under way) must not show in the next one.
+  const health_time t0 = health_time{} + 10h;
+  auto big = snapshot_of(test::filled_hash(0x51), 40, swarm_cfg_);
+  add_remediation(big);
+  big.peers[0].key = "a-key-longer-than-16-bytes";
+  const auto big_core = restore_snapshot(big, swarm_cfg_, t0);
+  ASSERT_EQ(big_core->table().size(), 40u);
+  ASSERT_FALSE(big_core->history().empty());
+  ASSERT_TRUE(big_core->remediation(t0));
+  const auto small_snap = snapshot_of(test::filled_hash(0x52), 3, swarm_cfg_);
+  const auto small_core = restore_snapshot(small_snap, swarm_cfg_, t0);
+
+  swarm_snapshot reused;
+  take_snapshot(*big_core, t0 + 1s, reused);
+  EXPECT_EQ(encode_snapshot(reused), encode_snapshot(take_snapshot(*big_core, t0 + 1s)));
+  take_snapshot(*small_core, t0 + 1s, reused);
+  const auto fresh = take_snapshot(*small_core, t0 + 1s);
+  EXPECT_EQ(reused.peers.size(), 3u);
+  EXPECT_TRUE(reused.history.empty());
+  EXPECT_TRUE(reused.remediation.empty());
+  EXPECT_EQ(encode_snapshot(reused), encode_snapshot(fresh));
+
+  std::uint32_t big_raw = 0;
+  std::uint32_t small_raw = 0;
+  const auto big_packed = pack_snapshot(big, big_raw);
+  const auto small_packed = pack_snapshot(fresh, small_raw);
+  swarm_snapshot unpacked;
+  ASSERT_TRUE(unpack_snapshot(big_packed, big_raw, unpacked));
+  EXPECT_EQ(encode_snapshot(unpacked), encode_snapshot(big));
+  ASSERT_TRUE(unpack_snapshot(small_packed, small_raw, unpacked));
+  EXPECT_EQ(encode_snapshot(unpacked), encode_snapshot(fresh));
+
+  // Trimming gives back a large peers' array only.
+  trim_snapshot(unpacked);
+  EXPECT_GE(unpacked.peers.capacity(), 3u);
+  swarm_snapshot huge;
+  huge.peers.resize(1000);
+  trim_snapshot(huge);
+  EXPECT_EQ(huge.peers.capacity(), 0u);
 }
 
 TEST_F(SnapshotTest, DamagedPackedSnapshotsAreRefusedOrReadWhole) {

@@ -293,6 +293,45 @@ TEST(PeerTableMemory, SweepCycleGivesBackWhatAShrunkenTableHolds) {
   EXPECT_EQ(t.last_removed().announces, 0u);
 }
 
+TEST(PeerTableMemory, AReservedTableSizesItsArraysOnceAndAnswersAsAGrownOne) {
+  // A swarm waking from its sleeping form reserves for its peers before it
+  // adds them: less room than step-by-step growth leaves, and the same
+  // table in every answer (same seed, same peers, same order).
+  peer_table grown(7);
+  peer_table reserved(7);
+  // [seeders, leechers][IPv4, IPv6]: 3 + 1 seeders, 6 + 2 leechers.
+  reserved.reserve({{{3, 1}, {6, 2}}});
+  const std::size_t empty_bytes = reserved.heap_bytes();
+  EXPECT_GT(empty_bytes, 0u);
+  for (std::uint64_t p = 0; p < 12; ++p) {
+    const bool six = p % 4 == 3;  // peers 3, 7, 11
+    const bool seeder = p == 0 || p == 1 || p == 2 || p == 3;
+    const endpoint ep = six ? v6(0x20, static_cast<std::uint8_t>(p), 6881)
+                            : v4(10, 0, 0, static_cast<std::uint8_t>(p), 6881);
+    for (peer_table* t : {&grown, &reserved})
+      t->announce(pid(p), ep, seeder ? 0 : 5, announce_event::started, at(1));
+  }
+  // Every per-peer array fitted in what was reserved: what came since is the
+  // index (built past the small-table size: 16 slots of 8 bytes for 12
+  // peers) and the list of traits handed out (4 bytes per peer at most).
+  EXPECT_LE(reserved.heap_bytes() - empty_bytes, 16u * 8 + 12u * 4);
+  EXPECT_LT(reserved.heap_bytes(), grown.heap_bytes());
+  EXPECT_TRUE(reserved.check_invariants());
+  EXPECT_EQ(reserved.seeders(), grown.seeders());
+  EXPECT_EQ(reserved.ipv6_count(), 3u);
+  for (std::uint64_t p = 0; p < 12; ++p) {
+    std::string a4, a6, b4, b6;
+    const peer_key me{pid(p), v4(10, 0, 0, static_cast<std::uint8_t>(p), 0).ip};
+    EXPECT_EQ(grown.select_compact(me, 5, a4, a6), reserved.select_compact(me, 5, b4, b6));
+    EXPECT_EQ(a4, b4);
+    EXPECT_EQ(a6, b6);
+  }
+  // More than max_peers is never reserved for.
+  peer_table capped(7, 4);
+  capped.reserve({{{1000, 1000}, {1000, 1000}}});
+  EXPECT_LT(capped.heap_bytes(), reserved.heap_bytes());
+}
+
 TEST(PeerTableMemory, PerPeerBytesOfALargeTable) {
   peer_table t(7);
   for (std::uint64_t p = 0; p < 4096; ++p) {

@@ -1,9 +1,11 @@
 #pragma once
 /// Blocks of one size that go round between threads: what a request's
-/// reply and its swarm ticket are made of.
+/// reply and its swarm ticket are made of, and a swarm's core.
 ///
 /// A network thread makes a reply and a ticket for every request; the swarm
-/// that answers it frees them on a scheduler thread. malloc's per-thread
+/// that answers it frees them on a scheduler thread. (A swarm's core goes
+/// the same way: made by the request that creates or wakes the swarm, freed
+/// on a scheduler thread when it falls asleep or ends.) malloc's per-thread
 /// caches do not help with that pattern (the allocating thread's cache runs
 /// dry, the freeing thread's overflows), so every such block took malloc's
 /// arena lock twice, and a thread that holds that lock for long (the
