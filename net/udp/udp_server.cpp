@@ -145,11 +145,16 @@ void udp_server::start() {
     udp_detail::reply_outbox& box = *shared_->outboxes[w->index];
     box.io = &w->io;
     box.w = w.get();
+    box.fd4 = w->socket_for(false);
+    box.fd6 = w->socket_for(true);
     for (std::size_t i = 0; i < w->sockets.size(); ++i) {
       w->arm(i);
     }
     w->start_timer();
-    w->thread = std::thread([raw = w.get()] { raw->io.run(); });
+    w->thread = std::thread([raw = w.get()] {
+      udp_detail::on_worker_thread = true;
+      raw->io.run();
+    });
   }
   std::string listening;
   for (const auto& address : addresses) {
@@ -252,6 +257,7 @@ udp_counters udp_server::counters() const noexcept {
   c.dropped_send_failed = get(s.dropped_send_failed);
   c.dropped_shutdown = get(s.dropped_shutdown);
   c.dropped_rate_limited = get(s.dropped_rate_limited);
+  c.direct_replies = get(s.direct_replies);
   return c;
 }
 
@@ -259,6 +265,7 @@ latency_histogram::snapshot udp_server::announce_latency() const noexcept {
   latency_histogram::snapshot out;
   for (const auto& w : workers_) {
     out += w->latency.read();
+    out += shared_->outboxes[w->index]->latency.read();
   }
   return out;
 }

@@ -100,6 +100,10 @@ struct udp_counters {
   std::uint64_t dropped_send_failed = 0;       ///< send_to failed (buffer full, unreachable)
   std::uint64_t dropped_shutdown = 0;          ///< in flight at stop()'s drain deadline
   std::uint64_t dropped_rate_limited = 0;      ///< a connect over its address's request rate
+  /// Replies a swarm's thread sent itself, without the worker's drain: its
+  /// request was the worker's only unsettled one (most requests under
+  /// clients' pace). Counted in `replied` and their kinds as well.
+  std::uint64_t direct_replies = 0;
 
   /// Every datagram dropped without a reply.
   std::uint64_t dropped() const noexcept {

@@ -25,6 +25,7 @@
 #include <boost/asio/ip/udp.hpp>
 
 #include "net/gateway.hpp"
+#include "net/latency_histogram.hpp"
 #include "net/udp/udp_server.hpp"
 #include "protocol/connection_id.hpp"
 #include "protocol/udp.hpp"
@@ -80,22 +81,64 @@ struct udp_reply {
   std::string bytes;
   std::string_view held;
   reply_kind kind = reply_kind::announce;
+  /// Its request was the last of its worker's to settle (`reply_mark`).
+  bool alone = false;
 
   std::string_view view() const noexcept { return bytes.empty() ? held : std::string_view(bytes); }
 };
 
 /// Replies waiting for one worker. Swarm threads push; the first push after
 /// a drain posts one drain to the worker's io_context, so a burst of replies
-/// costs one wake-up and leaves in one sendmmsg. (Sending from the swarm
-/// threads directly was measured slower: each sendto woke the client
-/// separately; see bench/udp/README.md.)
+/// costs one wake-up and leaves in one sendmmsg. (Sending every reply from
+/// the swarm threads was measured slower under load: each sendto woke the
+/// client separately; see bench/udp/README.md.)
+///
+/// A lone reply leaves at once instead: when its request was the worker's
+/// last unsettled one and nothing waits in the box, the swarm's thread
+/// sends it itself (`push_reply`). Under clients' pace almost every request is
+/// alone, and the drain would cost the worker a second wake-up per request
+/// (the post, the epoll round, the sendmmsg of one); under load there is
+/// always another request unsettled, and replies keep leaving in batches.
 struct reply_outbox {
   std::mutex mutex;
   std::vector<udp_reply> items;
   bool drain_posted = false;
-  /// Set by start(): where drains are posted and what runs them.
+  /// Set by start(): where drains are posted and what runs them, and the
+  /// worker's sockets (-1: none of that family) for replies sent at once.
   asio::io_context* io = nullptr;
   udp_server::worker* w = nullptr;
+  int fd4 = -1;
+  int fd6 = -1;
+  /// Announces and scrapes of this worker whose reply object exists and has
+  /// not settled yet (`reply_mark`).
+  std::atomic<std::size_t> unsettled{0};
+  /// Latency of the announces sent at once, written under `mutex` (one
+  /// writer at a time); the worker's own histogram has the others.
+  latency_histogram latency;
+};
+
+/// A request's place in its worker's `reply_outbox::unsettled`: counted
+/// from the reply object's construction until it settles (`settle`, once;
+/// the destructor settles one that never did).
+class reply_mark {
+ public:
+  explicit reply_mark(reply_outbox& box) noexcept : box_(&box) {
+    box_->unsettled.fetch_add(1, std::memory_order_relaxed);
+  }
+  reply_mark(const reply_mark&) = delete;
+  reply_mark& operator=(const reply_mark&) = delete;
+  ~reply_mark() { settle(); }
+  /// True when this settled the worker's last unsettled request (false
+  /// after the first call).
+  bool settle() noexcept {
+    if (box_ == nullptr) return false;
+    const bool last = box_->unsettled.fetch_sub(1, std::memory_order_acq_rel) == 1;
+    box_ = nullptr;
+    return last;
+  }
+
+ private:
+  reply_outbox* box_;
 };
 
 }  // namespace udp_detail
@@ -150,6 +193,7 @@ struct udp_server::shared_state {
   std::atomic<std::uint64_t> dropped_overload{0};
   std::atomic<std::uint64_t> dropped_send_failed{0};
   std::atomic<std::uint64_t> dropped_shutdown{0};
+  std::atomic<std::uint64_t> direct_replies{0};
 };
 
 namespace udp_detail {
@@ -160,11 +204,18 @@ void count_reply(udp_server::shared_state& sh, reply_kind kind) noexcept;
 /// Posts one drain of `box` to its worker (the first reply after a drain).
 void post_drain(reply_outbox& box);
 
+/// True on a socket worker's thread (set as it starts). A reply settled
+/// there (a refusal the gateway made at once) joins the round's sendmmsg
+/// instead of leaving alone.
+extern thread_local bool on_worker_thread;
+
 /// Hands an answer (already claimed through the gateway) to its worker,
-/// which sends it unless the server closed meanwhile. Any thread.
-void send_back(return_ptr to, std::string bytes, reply_kind kind);
+/// which sends it unless the server closed meanwhile; `alone` (its request
+/// settled its worker's last one) sends it from this thread at once when
+/// nothing waits in the outbox. Any thread.
+void send_back(return_ptr to, std::string bytes, reply_kind kind, bool alone = false);
 /// The same for bytes that live as long as `to`'s object.
-void send_back(return_ptr to, std::string_view held, reply_kind kind);
+void send_back(return_ptr to, std::string_view held, reply_kind kind, bool alone = false);
 
 /// The gateway's answer to one announce: a BEP 15 reply to `to`, encoded on
 /// the swarm's thread. One allocation holds the reply, its way back and

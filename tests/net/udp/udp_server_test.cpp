@@ -721,6 +721,68 @@ TEST_F(udp_server_test, every_request_is_answered_or_counted_under_a_small_windo
   EXPECT_EQ(answered, static_cast<int>(k.announces));
 }
 
+TEST_F(udp_server_test, a_lone_request_is_answered_from_the_swarms_thread) {
+  // One request at a time, as under clients' pace: each is its worker's
+  // only unsettled request when its swarm answers, so the swarm's thread
+  // sends the reply itself (no drain for the worker), and its latency is
+  // recorded all the same.
+  start();
+  client c(false, port());
+  const connection_id id = connect(c);
+  constexpr int requests = 12;
+  for (int i = 0; i < requests; ++i) {
+    const udp_response r = announce(c, id,
+                                    make_announce(hash_of(static_cast<std::uint8_t>(1 + i % 3)),
+                                                  static_cast<std::uint8_t>(10 + i), 7000, 1));
+    EXPECT_EQ(r.action, udp_action::announce);
+  }
+  // Counted right after the send, so possibly after the client read it.
+  ASSERT_TRUE(wait_for(
+      [&] { return server_->announce_latency().count() == static_cast<std::uint64_t>(requests); }));
+  const udp_counters k = server_->counters();
+  EXPECT_EQ(k.announces, static_cast<std::uint64_t>(requests));
+  EXPECT_EQ(k.direct_replies, static_cast<std::uint64_t>(requests));
+  EXPECT_EQ(k.replied, requests + 1U);  // and the connect
+  EXPECT_EQ(server_->announce_latency().count(), static_cast<std::uint64_t>(requests));
+}
+
+TEST_F(udp_server_test, replies_of_requests_in_flight_together_leave_through_the_worker) {
+  // Twenty announces wait for the swarms together: every reply but the last
+  // one settled finds another request unsettled and goes to the worker's
+  // outbox (one sendmmsg per drain); at most the last leaves on its own.
+  start();
+  client c(false, port());
+  const connection_id id = connect(c);
+  constexpr int burst = 20;
+  {
+    scheduler_blocker blocked(*sys_);
+    for (int i = 0; i < burst; ++i) {
+      std::string req;
+      encode_udp_announce_request(
+          req, id, transaction_id{static_cast<std::uint32_t>(i)},
+          make_announce(hash_of(static_cast<std::uint8_t>(40 + i)), 1, 6881, 1));
+      c.send(req);
+    }
+    ASSERT_TRUE(wait_for([&] { return server_->counters().received == burst + 1U; }));
+    ASSERT_TRUE(wait_for([&] { return server_->in_flight() == static_cast<std::size_t>(burst); }));
+  }
+  std::set<std::uint32_t> answered;
+  while (answered.size() < static_cast<std::size_t>(burst)) {
+    const auto reply = c.recv();
+    ASSERT_TRUE(reply.has_value()) << answered.size() << " of " << burst << " answered";
+    udp_response r;
+    ASSERT_EQ(parse_udp_response(*reply, false, r), udp_error::ok);
+    EXPECT_EQ(r.action, udp_action::announce);
+    EXPECT_TRUE(answered.insert(r.transaction.value).second);
+  }
+  ASSERT_TRUE(wait_for(
+      [&] { return server_->announce_latency().count() == static_cast<std::uint64_t>(burst); }));
+  const udp_counters k = server_->counters();
+  EXPECT_EQ(k.announces, static_cast<std::uint64_t>(burst));
+  EXPECT_LE(k.direct_replies, 1U);
+  EXPECT_EQ(server_->announce_latency().count(), static_cast<std::uint64_t>(burst));
+}
+
 TEST_F(udp_server_test, stop_drains_requests_in_flight_and_stops_receiving) {
   start();
   client c(false, port());
