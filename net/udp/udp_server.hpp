@@ -11,18 +11,23 @@
 ///     announce / scrape ── gateway (lane k: access list, trusted address,
 ///                          admission, routing, deadline, one retry) ──▶ swarms
 ///                                         the swarm's thread encodes the BEP 15
-///     sendmmsg ◀── outbox k ◀──────────── reply and queues it (one post per burst)
+///     sendmmsg ◀── outbox k ◀──────────── reply and queues it (one post per burst),
+///                                         or sends it itself when it was the
+///                                         worker's only unsettled request
 ///   timer: gateway.sweep(lane k) answers requests past the deadline
 ///
 /// Why the swarm encodes the reply and no actor sits in between: measured
 /// against opentracker with bench/udp, a hop through a per-worker helper
 /// actor (request to the swarm, response back, post to the worker) cost a
 /// response message and the helper's bookkeeping per request; a ticket the
-/// swarm answers on its own thread removes both. The replies still return to
-/// the worker: sending each from the swarm thread right away was measured
-/// slower (every sendto woke the client separately), while the outbox lets a
-/// burst leave in one sendmmsg. Figures in bench/udp/README.md. Every swarm is
-/// still one actor that alone touches its peers.
+/// swarm answers on its own thread removes both. Under load the replies
+/// return to the worker: sending each from the swarm thread right away was
+/// measured slower (every sendto woke the client separately), while the
+/// outbox lets a burst leave in one sendmmsg. A reply with no other request
+/// of its worker unsettled has nothing to wait for, and the drain would wake
+/// the worker once more per request (under clients' pace, nearly every
+/// request): the swarm's thread sends it. Figures in bench/udp/README.md.
+/// Every swarm is still one actor that alone touches its peers.
 ///
 /// Exactly once: the gateway settles each request once (swarm, deadline or
 /// stop()); a reply that reaches the outbox is sent unless the server closed.
