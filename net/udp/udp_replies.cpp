@@ -24,6 +24,7 @@ using shared_state = udp_server::shared_state;
 thread_local bool on_worker_thread = false;
 
 void count_reply(udp_server::shared_state& sh, reply_kind kind) noexcept {
+  bump(sh.replied);
   switch (kind) {
     case reply_kind::announce:
       bump(sh.announces);
@@ -73,7 +74,6 @@ void send_now(shared_state& sh, reply_outbox& box, const udp_reply& item) {
     spdlog::debug("udp: send failed: {}", std::strerror(errno));
     return;
   }
-  bump(sh.replied);
   bump(sh.direct_replies);
   count_reply(sh, item.kind);
   if (to.received != std::chrono::steady_clock::time_point{})

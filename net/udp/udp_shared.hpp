@@ -198,7 +198,7 @@ struct udp_server::shared_state {
 
 namespace udp_detail {
 
-/// Bumps the counters of one delivered reply.
+/// Bumps the counters of one delivered reply: `replied` and its kind's.
 void count_reply(udp_server::shared_state& sh, reply_kind kind) noexcept;
 
 /// Posts one drain of `box` to its worker (the first reply after a drain).

@@ -180,7 +180,6 @@ void udp_server::worker::flush() {
         continue;
       }
       for (std::size_t k = done; k < done + static_cast<std::size_t>(sent); ++k) {
-        bump(shared->replied);
         udp_detail::count_reply(*shared, sends[k].kind);
         if (sends[k].received != std::chrono::steady_clock::time_point{}) {
           if (now == std::chrono::steady_clock::time_point{}) {
