@@ -634,19 +634,21 @@ void http_session::maybe_finish() {
 
 void http_session::linger_close() {
   if (closed_ || lingering_) return;
-  beast::error_code ec;
-  // The RST problem exists only when unread bytes sit in our receive
-  // buffer at close. A client that asked for the close itself sends nothing
-  // more (RFC 9112 9.6), so when nothing of it is buffered either, close at
-  // once: no timer, no extra read, not even a FIONREAD. That is every
-  // non-keep-alive request. When the server decided to close (an error,
-  // draining), check the socket for unread bytes first.
-  if (!reading_ && buffer_.size() == 0 &&
-      (client_closes_ || (stream_.socket().available(ec) == 0 && !ec))) {
+  // A close with unread bytes in our receive buffer, or with bytes still
+  // on their way, is answered by the client's kernel with a reset, which
+  // can discard responses the client has not read yet. A client that asked
+  // for the close itself sends nothing more (RFC 9112 9.6), so when nothing
+  // of it is buffered, close at once: no timer, no extra read. That is
+  // every non-keep-alive request. When the server decided to close (an
+  // error, draining), a pipelining client may have sent more before it
+  // reads the close, however empty the socket is now: shut the sending
+  // side and read until its EOF (or `linger_timeout`).
+  if (!reading_ && buffer_.size() == 0 && client_closes_) {
     close_now();
     return;
   }
   lingering_ = true;
+  beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
   if (ec) {
     close_now();

@@ -240,6 +240,7 @@ bool http_connection::fill(clock::time_point deadline) {
     char buf[16384];
     const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == ECONNRESET) reset_ = true;
     if (n <= 0) return false;
     buffer_.append(buf, static_cast<std::size_t>(n));
     return true;
@@ -281,6 +282,14 @@ http_response http_connection::read_response(std::chrono::milliseconds timeout) 
   r.body = buffer_.substr(body_start, length);
   buffer_.erase(0, body_start + length);
   return r;
+}
+
+int http_connection::try_send(std::string_view bytes) {
+  for (;;) {
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n >= 0) return 0;
+    if (errno != EINTR) return errno;
+  }
 }
 
 bool http_connection::wait_closed(std::chrono::milliseconds timeout) {

@@ -66,12 +66,19 @@ class http_connection {
   bool wait_closed(std::chrono::milliseconds timeout = 5s);
   /// `GET target` with HTTP/1.1 keep-alive, then read the response.
   http_response get(const std::string& target, const std::string& extra_headers = {});
+  /// One `send` of `bytes`: 0 when the kernel took them, else its errno
+  /// (EPIPE or ECONNRESET once the server has reset the connection).
+  int try_send(std::string_view bytes);
+  /// True when the connection ended (in `fill`, `wait_closed`) with a
+  /// reset rather than an orderly EOF.
+  bool was_reset() const noexcept { return reset_; }
 
  private:
   /// Reads more bytes into buffer_; false on EOF/error; throws on timeout.
   bool fill(clock::time_point deadline);
   int fd_ = -1;
   std::string buffer_;
+  bool reset_ = false;
 };
 
 /// A blocking UDP socket connected to `host:port` (so it hears only that

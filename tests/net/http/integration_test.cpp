@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -361,6 +362,31 @@ TEST_F(Tracker, OverlongUrlIs414AndCloses) {
     EXPECT_EQ(r.header("connection"), "close");
     EXPECT_TRUE(c.wait_closed());
   }
+}
+
+TEST_F(Tracker, AClientPipeliningPastTheServersCloseIsNotReset) {
+  // The server decides to close (414) while the client, not having read
+  // that yet, goes on pipelining. Its later requests arrive after the
+  // response and the FIN: they are read and dropped while the server
+  // lingers, so the client's kernel never gets a reset (which may discard
+  // responses it has not read) and its sends keep succeeding until it
+  // closes.
+  http_connection c{"127.0.0.1", port()};
+  c.send("GET /announce?x=" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n");
+  const auto r = c.read_response();
+  EXPECT_EQ(r.status, 414);
+  EXPECT_EQ(r.header("connection"), "close");
+  ASSERT_TRUE(c.wait_closed()) << "the FIN follows the response";
+  const std::string more = "GET /health HTTP/1.1\r\nHost: t\r\n\r\n";
+  // A closed socket answers the first of these with a reset, and the
+  // loopback delivers it before the next send.
+  for (int i = 0; i < 10; ++i) {
+    const int error = c.try_send(more);
+    EXPECT_EQ(error, 0) << "send " << i << ": " << std::strerror(error);
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(c.wait_closed(100ms)) << "EOF again, nothing answered";
+  EXPECT_FALSE(c.was_reset());
 }
 
 TEST_F(Tracker, OversizedHeadersAre431AndClose) {
