@@ -218,13 +218,9 @@ http_connection::~http_connection() {
 }
 
 void http_connection::send(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(errno_text("send"));
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
+  if (const int error = try_send(bytes); error != 0) {
+    errno = error;
+    throw std::runtime_error(errno_text("send"));
   }
 }
 
@@ -285,11 +281,15 @@ http_response http_connection::read_response(std::chrono::milliseconds timeout) 
 }
 
 int http_connection::try_send(std::string_view bytes) {
-  for (;;) {
+  while (!bytes.empty()) {
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n >= 0) return 0;
-    if (errno != EINTR) return errno;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
   }
+  return 0;
 }
 
 bool http_connection::wait_closed(std::chrono::milliseconds timeout) {

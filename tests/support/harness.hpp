@@ -56,7 +56,7 @@ class http_connection {
   http_connection(const http_connection&) = delete;
   http_connection& operator=(const http_connection&) = delete;
 
-  /// Writes all of `bytes`.
+  /// Writes all of `bytes`; throws when the kernel refuses them.
   void send(std::string_view bytes);
   /// Reads one response (status line, headers, Content-Length body); throws
   /// on timeout or when the connection closes first.
@@ -66,7 +66,7 @@ class http_connection {
   bool wait_closed(std::chrono::milliseconds timeout = 5s);
   /// `GET target` with HTTP/1.1 keep-alive, then read the response.
   http_response get(const std::string& target, const std::string& extra_headers = {});
-  /// One `send` of `bytes`: 0 when the kernel took them, else its errno
+  /// Writes all of `bytes`: 0 when the kernel took them, else its errno
   /// (EPIPE or ECONNRESET once the server has reset the connection).
   int try_send(std::string_view bytes);
   /// True when the connection ended (in `fill`, `wait_closed`) with a
